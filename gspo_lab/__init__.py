@@ -1,0 +1,55 @@
+"""gspo_lab: GSPO (arXiv 2507.18071) and GRPO, exact to the paper's equations, small enough to read.
+
+The file list reads like the pipeline (see README.md for the annotated tree):
+    ratios -> advantages -> objectives (+ reductions) -> metrics
+"""
+
+from gspo_lab.advantages import AdvantageStats, group_advantages
+from gspo_lab.metrics import ObjectiveStats, catalogue
+from gspo_lab.objectives import (
+    DAPO_CLIP,
+    GRPO_CLIP,
+    GSPO_CLIP,
+    OBJECTIVES,
+    PPO_CLIP,
+    ClipRange,
+    ObjectiveSpec,
+    get_objective,
+    grpo,
+    grpo_const_norm,
+    grpo_token_mean,
+    gspo,
+    gspo_token,
+    gspo_token_mean,
+)
+from gspo_lab.ratios import gspo_token_log_ratio, seq_log_ratio, seq_log_ratio_sum, tok_log_ratio
+from gspo_lab.reductions import masked_mean, masked_sum
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AdvantageStats",
+    "ClipRange",
+    "DAPO_CLIP",
+    "GRPO_CLIP",
+    "GSPO_CLIP",
+    "OBJECTIVES",
+    "ObjectiveSpec",
+    "ObjectiveStats",
+    "PPO_CLIP",
+    "catalogue",
+    "get_objective",
+    "group_advantages",
+    "grpo",
+    "grpo_const_norm",
+    "grpo_token_mean",
+    "gspo",
+    "gspo_token",
+    "gspo_token_log_ratio",
+    "gspo_token_mean",
+    "masked_mean",
+    "masked_sum",
+    "seq_log_ratio",
+    "seq_log_ratio_sum",
+    "tok_log_ratio",
+]
