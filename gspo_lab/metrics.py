@@ -126,4 +126,3 @@ def objective_stats(
     ).tolist()
     counts = [mask.shape[0], int(lengths.sum()), int((~nonempty).sum())]
     return ObjectiveStats(*values, *counts)
-

@@ -90,9 +90,7 @@ def check_group_size(group_size: object, n: int, name: str = "rewards") -> int:
     if group_size < 2:
         raise ValueError(f"group_size must be >= 2 (a group needs a baseline), got {group_size}")
     if n % group_size != 0:
-        raise ValueError(
-            f"{name} has {n} entries, not divisible by group_size={group_size}; expected B = n_groups * G"
-        )
+        raise ValueError(f"{name} has {n} entries, not divisible by group_size={group_size}; expected B = n_groups * G")
     return group_size
 
 

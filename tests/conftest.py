@@ -1,0 +1,37 @@
+"""Shared fixtures: small hand-built tensors and a tiny differentiable 'policy' for parameter gradients."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+
+class BigramPolicy(torch.nn.Module):
+    """A tiny autoregressive policy: log π(y_t | y_{t-1}) = log_softmax(W[y_{t-1}])[y_t], W: (V, V), float64.
+
+    Enough to check identities on *parameter* gradients (not only on d/d logp) without a transformer.
+    """
+
+    def __init__(self, vocab: int = 7, seed: int = 0):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.W = torch.nn.Parameter(torch.randn(vocab, vocab, generator=g, dtype=torch.float64))
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens: (B, T + 1) int -> (B, T) log-probs of tokens[:, 1:] given the previous token."""
+        logits = self.W[tokens[:, :-1]]
+        return torch.log_softmax(logits, -1).gather(-1, tokens[:, 1:, None]).squeeze(-1)
+
+
+@pytest.fixture
+def policy_batch():
+    """(policy, tokens, old_logp, mask): an off-policy batch of 8 responses (2 groups of G = 4), ragged lengths."""
+    g = torch.Generator().manual_seed(1)
+    policy = BigramPolicy()
+    B, T = 8, 9
+    tokens = torch.randint(0, 7, (B, T + 1), generator=g)
+    lengths = torch.tensor([9, 3, 5, 1, 7, 9, 2, 6])
+    mask = torch.arange(T)[None, :] < lengths[:, None]
+    with torch.no_grad():
+        old_logp = policy(tokens) + 0.2 * torch.randn(B, T, generator=g, dtype=torch.float64)
+    return policy, tokens, old_logp, mask
