@@ -1,0 +1,166 @@
+"""Tasks with verifiable rewards and a tunable response length.
+
+* ``sort``: ``S:31415>`` → ``11345``. Response length = L, the number of digits.
+* ``add``: ``A:123+456=`` → ``579``; with ``scratchpad=True`` the response first spells every column from the
+  least significant digit, ``3+6+0=09;2+5+0=07;1+4+0=05|579`` (a+b+carry_in=carry_out·sum_digit), so responses
+  are ~9·L + L + 1 tokens long.
+
+Rewards (all in [0, 1], the paper's verifier range):
+    * :meth:`Task.reward` — exact match of the final answer (what the paper's verifiers give);
+    * :meth:`Task.token_credit` — per completion character, 1.0 where it equals the target's character at that
+      position (for per-token advantages); :meth:`Task.partial_reward` is its mean over max(len(completion),
+      len(target)), so missing or extra characters cost credit.
+
+A completion is the decoded response text up to (not including) the end-of-sequence token.
+Prompts come from a seeded sampler (explicit ``torch.Generator``) and from fixed train/eval splits in
+``data/tasks/`` (see :func:`make_splits`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+__all__ = ["Problem", "Task", "SortTask", "AddTask", "TASKS", "get_task", "make_splits", "load_split"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One query: the prompt text, the final answer, and the full target completion (for SFT and credit)."""
+
+    prompt: str
+    answer: str
+    target: str
+
+
+class Task:
+    """Base class: subclasses define ``name``, ``lengths`` and :meth:`make`."""
+
+    name: str = ""
+    lengths: tuple[int, ...] = ()
+
+    def make(self, digits: list[int], length: int) -> Problem:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def n_digits(self, length: int) -> int:
+        return length
+
+    def sample(self, n: int, length: int, generator: torch.Generator) -> list[Problem]:
+        """``n`` random problems of size ``length``, drawn with ``generator`` (never the global RNG)."""
+        if length < 1:
+            raise ValueError(f"length must be >= 1, got {length}")
+        draws = torch.randint(0, 10, (n, self.n_digits(length)), generator=generator).tolist()
+        return [self.make(d, length) for d in draws]
+
+    @staticmethod
+    def answer_of(completion: str) -> str:
+        """The final answer: the text after the last ``|`` (the whole completion when there is none)."""
+        return completion.rsplit("|", 1)[-1]
+
+    def reward(self, problem: Problem, completion: str) -> float:
+        """1.0 when the final answer is exactly right, else 0.0 (malformed completions included)."""
+        return float(self.answer_of(completion) == problem.answer and completion == problem.target)
+
+    def token_credit(self, problem: Problem, completion: str) -> list[float]:
+        """Per character of ``completion``: 1.0 where it matches the target at that position, else 0.0."""
+        return [float(i < len(problem.target) and c == problem.target[i]) for i, c in enumerate(completion)]
+
+    def partial_reward(self, problem: Problem, completion: str) -> float:
+        """Matched characters / max(len(completion), len(target)): in [0, 1], 1 only for the exact target."""
+        return sum(self.token_credit(problem, completion)) / max(len(completion), len(problem.target), 1)
+
+
+class SortTask(Task):
+    """Sort a string of L digits ascending."""
+
+    name = "sort"
+    lengths = tuple(range(4, 21))
+
+    def make(self, digits: list[int], length: int) -> Problem:
+        s = "".join(map(str, digits))
+        answer = "".join(sorted(s))
+        return Problem(prompt=f"S:{s}>", answer=answer, target=answer)
+
+
+class AddTask(Task):
+    """Add two L-digit numbers (leading zeros allowed); optionally with a carry scratchpad."""
+
+    name = "add"
+    lengths = tuple(range(2, 9))
+
+    def __init__(self, scratchpad: bool = True):
+        self.scratchpad = scratchpad
+
+    def n_digits(self, length: int) -> int:
+        return 2 * length
+
+    def make(self, digits: list[int], length: int) -> Problem:
+        a, b = "".join(map(str, digits[:length])), "".join(map(str, digits[length:]))
+        answer = str(int(a) + int(b))
+        target = answer
+        if self.scratchpad:
+            steps, carry = [], 0
+            for da, db in zip(reversed(a), reversed(b), strict=True):
+                total = int(da) + int(db) + carry
+                steps.append(f"{da}+{db}+{carry}={total // 10}{total % 10}")
+                carry = total // 10
+            target = ";".join(steps) + "|" + answer
+        return Problem(prompt=f"A:{a}+{b}=", answer=answer, target=target)
+
+
+TASKS: dict[str, Task] = {"sort": SortTask(), "add": AddTask(scratchpad=True)}
+
+
+def get_task(name: str) -> Task:
+    try:
+        return TASKS[name]
+    except KeyError:
+        raise ValueError(f"task must be one of {sorted(TASKS)}, got {name!r}") from None
+
+
+#: sizes of the shipped splits, per task and length
+SPLIT_SIZES = {"train": 512, "eval": 128}
+SPLIT_SEED = 20250728  # the paper's v2 date: any fixed number would do
+
+
+def make_splits(task: Task, seed: int = SPLIT_SEED) -> dict[str, dict[str, list[str]]]:
+    """Disjoint train/eval prompt lists for every length of ``task``: {"train": {"L": [prompt, ...]}, "eval": ...}.
+
+    Deterministic in ``seed``; the files in ``data/tasks/`` are this function's output (a test regenerates them).
+    """
+    out: dict[str, dict[str, list[str]]] = {split: {} for split in SPLIT_SIZES}
+    for length in task.lengths:
+        g = torch.Generator().manual_seed(seed * 1000 + length)
+        seen: set[str] = set()
+        for split, size in SPLIT_SIZES.items():
+            prompts: list[str] = []
+            while len(prompts) < size:
+                for p in task.sample(size, length, g):
+                    if p.prompt not in seen and len(prompts) < size:
+                        seen.add(p.prompt)
+                        prompts.append(p.prompt)
+            out[split][str(length)] = prompts
+    return out
+
+
+def parse_prompt(task: Task, prompt: str) -> Problem:
+    """Rebuild the :class:`Problem` of a stored prompt."""
+    body = prompt[2:-1] if task.name == "sort" else prompt[2:-1].replace("+", "")
+    length = len(body) if task.name == "sort" else len(body) // 2
+    return task.make([int(c) for c in body], length)
+
+
+def load_split(task: Task, split: str, length: int, data_dir: str | Path | None = None) -> list[Problem]:
+    """The shipped ``split`` ("train" / "eval") problems of ``task`` at ``length`` (data_dir: default ``data/``)."""
+    from gspo_lab.paths import data_dir as default_data_dir
+
+    folder = Path(data_dir) if data_dir is not None else default_data_dir()
+    table = json.loads((folder / "tasks" / f"{task.name}.json").read_text())
+    if split not in table:
+        raise ValueError(f"split must be one of {sorted(table)}, got {split!r}")
+    if str(length) not in table[split]:
+        raise ValueError(f"length must be one of {sorted(map(int, table[split]))} for task {task.name!r}")
+    return [parse_prompt(task, p) for p in table[split][str(length)]]
