@@ -1,11 +1,12 @@
 """gspo_lab: GSPO (arXiv 2507.18071) and GRPO, exact to the paper's equations, small enough to read.
 
 The file list reads like the pipeline (see README.md for the annotated tree):
-    ratios -> advantages -> objectives (+ reductions) -> metrics
+    tasks -> rollout (model, routing, policy) -> advantages -> ratios -> objectives (+ reductions) -> metrics
 """
 
 from gspo_lab.advantages import AdvantageStats, group_advantages
 from gspo_lab.metrics import ObjectiveStats, catalogue
+from gspo_lab.model import PRESETS, ModelPreset, build_model, count_params
 from gspo_lab.objectives import (
     DAPO_CLIP,
     GRPO_CLIP,
@@ -24,6 +25,13 @@ from gspo_lab.objectives import (
 )
 from gspo_lab.ratios import gspo_token_log_ratio, seq_log_ratio, seq_log_ratio_sum, tok_log_ratio
 from gspo_lab.reductions import masked_mean, masked_sum
+from gspo_lab.routing import (
+    expert_change_frac,
+    expert_change_frac_per_layer,
+    expert_swap_frac,
+    record_routing,
+    replay_routing,
+)
 
 __version__ = "0.1.0"
 
@@ -34,9 +42,18 @@ __all__ = [
     "GRPO_CLIP",
     "GSPO_CLIP",
     "OBJECTIVES",
+    "ModelPreset",
     "ObjectiveSpec",
     "ObjectiveStats",
     "PPO_CLIP",
+    "PRESETS",
+    "build_model",
+    "count_params",
+    "expert_change_frac",
+    "expert_change_frac_per_layer",
+    "expert_swap_frac",
+    "record_routing",
+    "replay_routing",
     "catalogue",
     "get_objective",
     "group_advantages",

@@ -1,0 +1,62 @@
+"""Per-token log-probabilities of sampled responses under a causal LM: π_θ(y_{i,t} | x, y_{i,<t}).
+
+The one place where a transformers model becomes the (B, T) ``logp`` tensor every objective takes. Used for π_old
+(no grad, right after sampling — as TRL and verl recompute it) and for π_θ in every update.
+
+Layout (the rollout's): prompts left-padded to P columns, responses right-padded to T columns, so response token t
+of every row sits at column P + t. Positions come from the attention mask, so padding never shifts them.
+Shapes: B sequences, P prompt columns, T response columns, V vocabulary.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+__all__ = ["position_ids", "response_logprobs"]
+
+
+def position_ids(attention_mask: Tensor) -> Tensor:
+    """(B, S) 0/1 -> (B, S) positions: 0 at each row's first real token, padding clamped to 0."""
+    return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+
+
+def response_logprobs(
+    model: torch.nn.Module,
+    prompt_ids: Tensor,
+    prompt_mask: Tensor,
+    response_ids: Tensor,
+    response_mask: Tensor,
+    *,
+    with_entropy: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """log π(y_{i,t} | x_i, y_{i,<t}) for every response token, one full forward pass.
+
+    Args:
+        model: a transformers causal LM (``model(...).logits``).
+        prompt_ids, prompt_mask: (B, P) left-padded prompts.
+        response_ids, response_mask: (B, T) right-padded responses (mask: bool or 0/1).
+        with_entropy: also return the entropy of π(· | x_i, y_{i,<t}) at each position.
+
+    Returns:
+        logp: (B, T) float32 (float64 for a float64 model); padding positions hold finite junk, mask them.
+        entropy: (B, T) or None.
+    """
+    if prompt_ids.shape[0] != response_ids.shape[0]:
+        raise ValueError(f"prompt_ids has {prompt_ids.shape[0]} rows but response_ids has {response_ids.shape[0]}")
+    T = response_ids.shape[1]
+    input_ids = torch.cat([prompt_ids, response_ids], 1)
+    attention_mask = torch.cat([prompt_mask.long(), response_mask.long()], 1)
+    out = model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=position_ids(attention_mask),
+        use_cache=False,
+        logits_to_keep=T + 1,
+    )
+    logits = out.logits[:, :-1]  # the logits at column P − 1 + t predict response token t
+    logits = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
+    logp_all = torch.log_softmax(logits, -1)
+    logp = logp_all.gather(-1, response_ids.unsqueeze(-1)).squeeze(-1)
+    entropy = -(logp_all.exp() * logp_all).sum(-1) if with_entropy else None
+    return logp, entropy
