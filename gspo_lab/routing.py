@@ -121,6 +121,7 @@ class _RouterHook:
                 )
             c.recorded[self.layer] = router_indices.detach().reshape(b, t, c.top_k)
             return None
+        c.recorded[self.layer] = router_indices.detach().reshape(b, t, c.top_k)  # what π_θ would have chosen
         ids = c.replay_indices[:, self.layer].reshape(b * t, c.top_k).to(router_logits.device)
         # the router's own arithmetic at the cached ids: float32 softmax, gather, renormalise over the k ids
         probs = torch.softmax(router_logits, dim=-1, dtype=torch.float)
@@ -190,21 +191,20 @@ def record_routing(model: nn.Module) -> Iterator[RoutingRecord]:
     record = RoutingRecord()
     try:
         yield record
-        layers = control.recorded
-        record._missing = [i for i, x in enumerate(layers) if x is None]
-        if not record._missing:
-            record._indices = torch.stack(layers, dim=1)  # L × (B, T, k) -> (B, L, T, k)
+        _finish(record, control.recorded)
     finally:
         control.mode, control.recorded, control.batch_shape = "off", [], None
 
 
 @contextmanager
-def replay_routing(model: nn.Module, indices: Tensor) -> Iterator[None]:
+def replay_routing(model: nn.Module, indices: Tensor) -> Iterator[RoutingRecord]:
     """Route every forward pass in the context through cached ``indices`` (B, L, T, k): Routing Replay, §5.3.
 
     Gate weights come from the current router at those ids (see the module docstring), so the router still
-    learns. Raises ValueError for indices of the wrong shape, dtype or range, RuntimeError under gradient
-    checkpointing.
+    learns. The yielded record's ``indices`` are the current router's own top-k in the last pass (computed
+    anyway), on that pass's hidden states — which below layer 0 already went through replayed experts, so from
+    layer 1 on it is "what this router would pick here", not the routing of an un-replayed π_θ forward.
+    Raises ValueError for indices of the wrong shape, dtype or range, RuntimeError under gradient checkpointing.
     """
     control = enable_routing_control(model)
     _check_idle(control)
@@ -216,10 +216,19 @@ def replay_routing(model: nn.Module, indices: Tensor) -> Iterator[None]:
             "outside the replay context and route differently"
         )
     control.mode, control.replay_indices = "replay", indices.long()
+    control.recorded = [None] * control.num_layers
+    record = RoutingRecord()
     try:
-        yield
+        yield record
+        _finish(record, control.recorded)
     finally:
-        control.mode, control.replay_indices, control.batch_shape = "off", None, None
+        control.mode, control.replay_indices, control.batch_shape, control.recorded = "off", None, None, []
+
+
+def _finish(record: RoutingRecord, layers: list[Tensor | None]) -> None:
+    record._missing = [i for i, x in enumerate(layers) if x is None]
+    if not record._missing:
+        record._indices = torch.stack(layers, dim=1)  # L × (B, T, k) -> (B, L, T, k)
 
 
 def _check_idle(control: RoutingControl) -> None:

@@ -216,3 +216,19 @@ def test_misuse_raises(model, x):
     ids = random_ids(checkpointed, 1, 2, seed=0)
     with pytest.raises(RuntimeError, match="gradient checkpointing"), replay_routing(checkpointed, ids):
         pass
+
+
+def test_replay_reports_the_routers_own_choice():
+    """Under replay the record holds what the current router would choose on the replayed pass's hidden states."""
+    model = build_model("sweep", 32, seed=0)
+    x = torch.randint(0, 32, (2, 6), generator=torch.Generator().manual_seed(0))
+    with record_routing(model) as rec:
+        model(input_ids=x)
+    with replay_routing(model, rec.indices) as same:
+        model(input_ids=x)
+    assert torch.equal(same.indices, rec.indices)  # replaying its own choice changes nothing
+    forced = (rec.indices + 1) % model.config.num_experts  # different experts everywhere
+    with replay_routing(model, forced) as natural:
+        model(input_ids=x)
+    assert torch.equal(natural.indices[:, 0], rec.indices[:, 0])  # layer 0 sees the same hidden states
+    assert not torch.equal(natural.indices, forced)

@@ -1,0 +1,139 @@
+"""``gspo-lab``: the command line. Every flag of ``sft`` and ``train`` is a field of SFTConfig / TrainConfig.
+
+    gspo-lab sft --preset moe --task sort --out data/checkpoints/moe-sort
+    gspo-lab train --objective grpo --minibatches 4 --rollouts 50 --run-dir runs/grpo
+    gspo-lab bench
+
+Bad flags and impossible combinations exit with status 2 and a one-line error naming the flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shlex
+import sys
+import typing
+from pathlib import Path
+
+__all__ = ["main", "build_parser"]
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _add_dataclass_flags(parser: argparse.ArgumentParser, cls, docs: dict[str, str], skip=()) -> None:
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        kind = hints[f.name]
+        kw: dict = {"default": default, "help": f"{docs.get(f.name, '')} (default: {default})"}
+        if kind is bool:
+            kw["action"] = argparse.BooleanOptionalAction
+        elif typing.get_origin(kind) is tuple:
+            kw.update(type=int, nargs="*")
+        elif typing.get_origin(kind) in (typing.Union, getattr(__import__("types"), "UnionType", ())):
+            inner = [a for a in typing.get_args(kind) if a is not type(None)][0]
+            kw["type"] = _optional(inner)
+        elif kind in (int, float, str):
+            kw["type"] = kind
+        else:
+            continue
+        parser.add_argument(_flag(f.name), dest=f.name, **kw)
+
+
+def _optional(kind):
+    def parse(text: str):
+        return None if text.lower() in ("none", "off") else kind(text)
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def _docs(cls) -> dict[str, str]:
+    import ast
+    import inspect
+
+    body = ast.parse(inspect.getsource(cls)).body[0].body
+    docs = {}
+    for node, nxt in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+            docs[node.target.id] = str(nxt.value.value)
+    return docs
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from gspo_lab.config import TrainConfig
+    from gspo_lab.sft import SFTConfig
+
+    parser = argparse.ArgumentParser(prog="gspo-lab", description="GSPO vs GRPO lab: cold start, RL, benchmark")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_sft = sub.add_parser("sft", help="cold-start fine-tune a preset to partial accuracy and save a checkpoint")
+    _add_dataclass_flags(p_sft, SFTConfig, _docs(SFTConfig), skip=("extra",))
+    p_sft.add_argument("--out", required=True, help="checkpoint folder to write")
+    p_train = sub.add_parser("train", help="run the RL loop; writes metrics and resumable state to --run-dir")
+    _add_dataclass_flags(p_train, TrainConfig, _docs(TrainConfig))
+    p_train.add_argument("--run-dir", default=None, help="output folder (default: runs/<objective>-<time>)")
+    p_train.add_argument("--resume", action="store_true", help="continue the run saved in --run-dir")
+    p_bench = sub.add_parser("bench", help="benchmark one RL step against TRL's GRPOTrainer (bench/)")
+    p_bench.add_argument("args", nargs=argparse.REMAINDER, help="arguments for bench/bench_step.py")
+    return parser
+
+
+def _config(cls, args: argparse.Namespace):
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
+    for f in dataclasses.fields(cls):
+        if f.name in values and isinstance(values[f.name], list):
+            values[f.name] = tuple(values[f.name])
+    return cls(**values)
+
+
+def _as_flags(message: str, args: argparse.Namespace) -> str:
+    """Name config fields as the flags the user typed: ``minibatches=3 must ...`` -> ``--minibatches=3 must ...``."""
+    import re
+
+    names = sorted((k for k in vars(args) if k not in ("command", "args")), key=len, reverse=True)
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?![\w])")
+    return pattern.sub(lambda m: _flag(m.group(1)), message)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    command = "gspo-lab " + shlex.join(argv)
+    try:
+        if args.command == "sft":
+            from gspo_lab.sft import SFTConfig, run_sft
+
+            record = run_sft(_config(SFTConfig, args), args.out, command=command)
+            print(f"saved {args.out}: {record['steps']} steps, mean accuracy {record['mean_accuracy']:.3f}")
+        elif args.command == "train":
+            import time
+
+            from gspo_lab.config import TrainConfig
+            from gspo_lab.paths import runs_dir
+            from gspo_lab.train import train
+
+            cfg = _config(TrainConfig, args)
+            run_dir = Path(args.run_dir or runs_dir() / f"{cfg.objective}-{time.strftime('%Y%m%d-%H%M%S')}")
+            table = train(cfg, run_dir, resume=args.resume)
+            last = table[table["rollout"] == table["rollout"].max()].iloc[-1]
+            print(f"{run_dir}: {len(table)} updates, last reward {last['reward/mean']:.3f}")
+        elif args.command == "bench":
+            import runpy
+
+            from gspo_lab.paths import repo_root
+
+            sys.argv = ["bench_step.py", *args.args]
+            runpy.run_path(str(repo_root() / "bench" / "bench_step.py"), run_name="__main__")
+    except (ValueError, TypeError, FileNotFoundError, FileExistsError) as err:
+        parser.exit(2, f"gspo-lab {args.command}: error: {_as_flags(str(err), args)}\n")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

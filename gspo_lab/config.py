@@ -1,0 +1,107 @@
+"""The RL loop's configuration: one frozen dataclass; each field's docstring is its ``gspo-lab train`` help.
+
+Override with ``dataclasses.replace(cfg, objective="grpo")``; :data:`SMOKE` is the small CPU preset tests use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from gspo_lab.objectives import OBJECTIVES, get_objective
+from gspo_lab.tasks import get_task
+
+__all__ = ["TrainConfig", "SMOKE"]
+
+OLD_LOGP_SOURCES = ("recompute", "sampler", "sampler_bf16")
+REWARDS = ("exact", "partial")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    checkpoint: str = "sweep-sort"
+    """Cold-start checkpoint: a folder name under data/checkpoints/, or a path."""
+    task: str = "sort"
+    """Task (sort | add); must match the checkpoint's."""
+    length: int = 12
+    """Problem size L (sort: L digits, so L + 1 response tokens with <eos>)."""
+    objective: str = "gspo"
+    """Policy objective, a key of gspo_lab.OBJECTIVES."""
+    eps_low: float | None = None
+    """Clip ε_low; None = the objective's own default (GSPO 3e-4, GRPO 0.2)."""
+    eps_high: float | None = None
+    """Clip ε_high; None = the objective's own default (GSPO 4e-4, GRPO 0.27)."""
+    prompts_per_rollout: int = 16
+    """Prompts per rollout batch."""
+    group_size: int = 8
+    """G: responses sampled per prompt."""
+    minibatches: int = 4
+    """M: the rollout batch is split into M minibatches, one optimizer step each (paper §5.1: 4)."""
+    epochs: int = 1
+    """Passes over the rollout batch (each pass = M optimizer steps)."""
+    rollouts: int = 20
+    """Rollout batches (RL steps) to run."""
+    lr: float = 3e-5
+    """AdamW learning rate (after warm-up)."""
+    warmup_steps: int = 0
+    """Optimizer steps of linear learning-rate warm-up."""
+    grad_clip: float | None = 1.0
+    """Clip the gradient norm at this value; None turns clipping off."""
+    routing_replay: bool = False
+    """Routing Replay (paper §5.3, "R2"): compute π_θ with the experts π_old chose."""
+    reward: str = "exact"
+    """exact (1 for the exact target) | partial (fraction of matching characters)."""
+    advantage_scale: str = "std"
+    """std (Eq. 6) | none (Dr. GRPO: no std division)."""
+    old_logp: str = "recompute"
+    """π_old log-probs: recompute (full forward, TRL/verl) | sampler | sampler_bf16 (the sampler's own)."""
+    temperature: float = 1.0
+    """Sampling temperature."""
+    max_new_tokens: int = 0
+    """Response budget; 0 = the task's target length + 4."""
+    shuffle: bool = True
+    """Shuffle rows before splitting into minibatches."""
+    seed: int = 0
+    """Seeds the prompt stream, the sampler and the shuffles (each its own torch.Generator)."""
+    threads: int = 1
+    """torch threads (1 was fastest for these sizes on a shared 2-core machine, shared/NOTES.md)."""
+
+    def __post_init__(self):
+        get_objective(self.objective)
+        task = get_task(self.task)
+        if self.length not in task.lengths:
+            raise ValueError(f"length must be one of {list(task.lengths)} for task {self.task!r}, got {self.length}")
+        for name in ("prompts_per_rollout", "minibatches", "epochs", "rollouts", "threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.group_size < 2:
+            raise ValueError(f"group_size must be >= 2 (a group needs a baseline), got {self.group_size}")
+        if (self.prompts_per_rollout * self.group_size) % self.minibatches:
+            raise ValueError(
+                f"minibatches={self.minibatches} must divide prompts_per_rollout * group_size = "
+                f"{self.prompts_per_rollout * self.group_size}"
+            )
+        if self.old_logp not in OLD_LOGP_SOURCES:
+            raise ValueError(f"old_logp must be one of {OLD_LOGP_SOURCES}, got {self.old_logp!r}")
+        if self.reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {self.reward!r}")
+        if self.advantage_scale not in ("std", "none"):
+            raise ValueError(f"advantage_scale must be std or none, got {self.advantage_scale!r}")
+        if not self.lr > 0 or not self.temperature > 0:
+            raise ValueError(f"lr and temperature must be > 0, got lr={self.lr}, temperature={self.temperature}")
+        if self.grad_clip is not None and not self.grad_clip > 0:
+            raise ValueError(f"grad_clip must be > 0 or None (off), got {self.grad_clip}")
+        if self.warmup_steps < 0 or self.max_new_tokens < 0:
+            raise ValueError("warmup_steps and max_new_tokens must be >= 0")
+
+    @property
+    def clip(self) -> tuple[float, float]:
+        """(ε_low, ε_high) in force: the given values, else the objective's defaults."""
+        spec = OBJECTIVES[self.objective]
+        return (
+            spec.clip.low if self.eps_low is None else self.eps_low,
+            spec.clip.high if self.eps_high is None else self.eps_high,
+        )
+
+
+#: the small CPU preset for tests and smoke notebooks: 2 rollouts of 4 prompts × G = 4
+SMOKE = replace(TrainConfig(), prompts_per_rollout=4, group_size=4, minibatches=2, rollouts=2, length=6)
