@@ -1,0 +1,201 @@
+"""Off-policy traces: one real rollout batch, re-scored after each of k = 0…K updates. The notebooks' raw material.
+
+:func:`offpolicy_trace` loads a checkpoint, samples a rollout batch of length-L problems, then takes K optimizer
+steps on successive minibatches of that batch (exactly the loop's ``update``) and after each step re-scores *all*
+B responses under the new policy — and so it does for probe batches of other lengths sampled from the same π_old.
+``probe.logp[k]`` is log π_θk for every response token, ``probe.logp[0]`` is π_old's; k = 1 is the situation of
+the 2nd minibatch in the paper's setup (§5.1: 4 minibatches per rollout).
+
+The ratio summaries below are pure functions of a trace; they feed notebook 01 (importance-ratio variance) and 00.
+Shapes: K + 1 policies, B responses, T tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import pandas as pd
+import torch
+from torch import Tensor
+
+from gspo_lab.config import TrainConfig
+from gspo_lab.policy import response_logprobs
+from gspo_lab.ratios import seq_log_ratio, seq_log_ratio_sum, tok_log_ratio
+from gspo_lab.routing import expert_change_frac, record_routing
+from gspo_lab.train import collect, init_state, update
+
+__all__ = [
+    "Probe",
+    "OffPolicyTrace",
+    "offpolicy_trace",
+    "ratio_variance",
+    "ratio_samples",
+    "token_clip_vs_sequence_ratio",
+    "with_objective",
+]
+
+
+@dataclass
+class Probe:
+    """One rollout batch sampled from π_old = π_θ0, scored under π_θ0 … π_θK."""
+
+    rollout: object  # gspo_lab.rollout.Rollout
+    logp: Tensor  # (K + 1, B, T): logp[k] under the policy after k updates
+    mask: Tensor  # (B, T) bool
+    adv: Tensor  # (B,)
+    rewards: Tensor  # (B,)
+    expert_change: list[float]  # K + 1 values: π_θk's routing vs π_old's (0.0 for k = 0; NaN for a dense model)
+
+    @property
+    def K(self) -> int:
+        return self.logp.shape[0] - 1
+
+    def log_ratios(self, k: int) -> Tensor:
+        """(B, T) log w_{i,t} between π_θk and π_old (0 at padding)."""
+        return tok_log_ratio(self.logp[k], self.logp[0], self.mask)
+
+
+@dataclass
+class OffPolicyTrace:
+    """K updates taken on one rollout batch (``train``), and probe batches of other lengths scored along the way."""
+
+    cfg: TrainConfig
+    train: Probe  # the batch the updates were taken on (length cfg.length)
+    probes: dict[int, Probe]  # problem size L -> a fresh batch from π_old, never trained on
+    states: list[dict]  # K + 1 model state_dicts (θ_0 … θ_K), for gradient analyses at θ_k
+    model: torch.nn.Module  # left at θ_K
+    tokenizer: object
+
+    @property
+    def K(self) -> int:
+        return self.train.K
+
+
+def _score(model, r, is_moe: bool) -> tuple[Tensor, Tensor | None]:
+    with torch.no_grad():
+        if not is_moe:
+            return response_logprobs(model, r.prompt_ids, r.prompt_mask, r.response_ids, r.response_mask)[0], None
+        with record_routing(model) as rec:
+            logp, _ = response_logprobs(model, r.prompt_ids, r.prompt_mask, r.response_ids, r.response_mask)
+        return logp, rec.indices
+
+
+def _probe(batches, logps, routings) -> Probe:
+    r = batches.data
+    full_mask = torch.cat([r.prompt_mask, r.response_mask], 1)
+    change = [expert_change_frac(routings[0], x, full_mask) if x is not None else math.nan for x in routings]
+    return Probe(r, torch.stack(logps), r.response_mask, batches.adv, batches.rewards, change)
+
+
+def offpolicy_trace(
+    cfg: TrainConfig, updates: int, *, probe_lengths: tuple[int, ...] = (), keep_states: bool = True, **init_kw
+) -> OffPolicyTrace:
+    """Take ``updates`` optimizer steps on one rollout batch; score it and fresh probe batches after each step.
+
+    Update k uses minibatch (k − 1) mod M of the training batch (``cfg.minibatches``), the objective
+    ``cfg.objective`` and the loop's own :func:`gspo_lab.train.update`. The probes (one batch per length in
+    ``probe_lengths``, sampled from π_old before any update) share the *same* policy change, so comparing them
+    isolates the effect of response length. ``init_kw`` passes a model/tokenizer instead of ``cfg.checkpoint``.
+    """
+    if updates < 0:
+        raise ValueError(f"updates must be >= 0, got {updates}")
+    torch.set_num_threads(cfg.threads)
+    state = init_state(cfg, **init_kw)
+    batch = collect(state)
+    probe_batches = {}
+    for length in probe_lengths:
+        state.cfg = replace(cfg, length=length)
+        probe_batches[length] = collect(state)
+    state.cfg = cfg
+    everything = {None: batch, **probe_batches}
+    logps = {key: [] for key in everything}
+    routings = {key: [] for key in everything}
+    states = []
+    for k in range(updates + 1):
+        if k > 0:
+            update(state, batch, (k - 1) % cfg.minibatches)
+        for key, b in everything.items():
+            logp, routing = _score(state.model, b.data, state.is_moe)
+            logps[key].append(logp)
+            routings[key].append(routing)
+        if keep_states:
+            states.append({n: t.detach().clone() for n, t in state.model.state_dict().items()})
+    probes = {key: _probe(b, logps[key], routings[key]) for key, b in everything.items()}
+    return OffPolicyTrace(cfg, probes.pop(None), probes, states, state.model, state.tokenizer)
+
+
+def ratio_samples(probe: Probe, k: int) -> dict[str, Tensor]:
+    """Flat samples at update k: token log w (valid tokens), and per response log s_i and Σ_t log w."""
+    logp, old, mask = probe.logp[k], probe.logp[0], probe.mask
+    return {
+        "tok_log_ratio": tok_log_ratio(logp, old, mask)[mask],
+        "seq_log_ratio": seq_log_ratio(logp, old, mask),
+        "seq_log_ratio_sum": seq_log_ratio_sum(logp, old, mask),
+    }
+
+
+def ratio_variance(trace: OffPolicyTrace) -> pd.DataFrame:
+    """Across responses: Var[Σ_t log w] (the true sequence ratio) and Var[mean_t log w] (GSPO's log s_i).
+
+    One row per (probe length L, k >= 1), with the mean response length; every probe saw the same updates.
+    """
+    rows = []
+    for length, tr in sorted(trace.probes.items()):
+        for k in range(1, tr.K + 1):
+            s = ratio_samples(tr, k)
+            rows.append(
+                {
+                    "L": length,
+                    "response_length": tr.mask.sum(-1).float().mean().item(),
+                    "k": k,
+                    "var_sum": s["seq_log_ratio_sum"].var().item(),
+                    "var_mean": s["seq_log_ratio"].var().item(),
+                    "var_token": s["tok_log_ratio"].var().item(),
+                    "expert_change": tr.expert_change[k],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def token_clip_vs_sequence_ratio(probe: Probe, k: int, eps_low: float, eps_high: float) -> dict[str, float]:
+    """How token clipping fails to bound the sequence ratio (§3): among responses whose *every* token ratio lies
+    inside GRPO's band [1 − ε_low, 1 + ε_high], the fraction whose sequence ratio Π_t w_{i,t} lies outside it,
+    and the extreme sequence ratio reached (as a log)."""
+    lw = probe.log_ratios(k)
+    mask = probe.mask
+    inside = ((lw >= math.log1p(-eps_low)) & (lw <= math.log1p(eps_high))) | ~mask
+    all_inside = inside.all(-1) & mask.any(-1)
+    seq = seq_log_ratio_sum(probe.logp[k], probe.logp[0], mask)
+    out = (seq < math.log1p(-eps_low)) | (seq > math.log1p(eps_high))
+    n = int(all_inside.sum())
+    return {
+        "responses_all_tokens_inside": n,
+        "frac_sequence_outside": (out & all_inside).sum().item() / max(n, 1),
+        "max_abs_log_seq_ratio": seq[all_inside].abs().max().item() if n else 0.0,
+    }
+
+
+def with_objective(cfg: TrainConfig, objective: str) -> TrainConfig:
+    """``cfg`` with another objective and that objective's own clip defaults."""
+    return replace(cfg, objective=objective, eps_low=None, eps_high=None)
+
+
+def prefix_ratio_variance(probe: Probe, k: int, min_responses: int = 8) -> pd.DataFrame:
+    """Var across responses of Σ_{t<=n} log w and of its mean (1/n) Σ_{t<=n} log w, for prefix lengths n.
+
+    The same responses, truncated: length varies, the per-token ratio distribution does not. Rows where fewer than
+    ``min_responses`` responses reach length n are dropped.
+    """
+    lw, mask = probe.log_ratios(k), probe.mask
+    csum = lw.cumsum(-1)  # padding holds 0, so a prefix beyond |y_i| is never used below
+    rows = []
+    for n in range(1, lw.shape[1] + 1):
+        reach = mask[:, n - 1]
+        if int(reach.sum()) < min_responses:
+            break
+        s = csum[reach, n - 1]
+        rows.append(
+            {"n": n, "var_sum": s.var().item(), "var_mean": (s / n).var().item(), "responses": int(reach.sum())}
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,140 @@
+"""Gradient analysis (GSPO paper §4.2, Eqs. 10-12): how each objective weights ∇ log π_θ of each token.
+
+Every objective's gradient is Σ_{i,t} c_{i,t} ∇_θ log π_θ(y_{i,t}|…) for some per-token coefficients c, and
+c_{i,t} = −∂loss/∂logp_{i,t} exactly — so autograd on the objective itself (not a re-derivation) gives them:
+    GSPO (Eq. 10):      c_{i,t} = s_i Â_i / (B |y_i|)        — one weight for every token of a response
+    GRPO (Eqs. 11-12):  c_{i,t} = w_{i,t} Â_i / (B |y_i|)    — each token its own w_{i,t}
+and 0 where the clip is active. :func:`token_grad_weights` divides by Â_i / (B |y_i|), leaving s_i or w_{i,t}.
+
+The minibatch-gradient variance and the GSPO-token identity work on real parameter gradients of a policy state
+from an :class:`~gspo_lab.analysis.OffPolicyTrace`. Shapes: B responses, T tokens, P parameters (flattened).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import torch
+from torch import Tensor
+
+from gspo_lab.objectives import get_objective
+from gspo_lab.policy import response_logprobs
+
+__all__ = [
+    "UNCLIPPED",
+    "token_grad_weights",
+    "param_gradient",
+    "gradient_variance",
+    "per_token_advantages",
+    "gspo_token_identity",
+]
+
+#: a band so wide nothing is ever clipped: the unclipped gradients of Eqs. 10-12
+UNCLIPPED = {"eps_low": 1 - 1e-12, "eps_high": 1e12}
+
+
+def token_grad_weights(
+    objective: str, logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, *, normalise: bool = True, **eps
+) -> Tensor:
+    """(B, T) coefficient of ∇ log π_θ(y_{i,t}) in the objective's gradient (0 at padding and where clipped).
+
+    With ``normalise`` the coefficient is divided by Â_i / (B |y_i|): GRPO's become w_{i,t}, GSPO's s_i
+    (responses with Â_i = 0 get 0). ``eps`` overrides the objective's clip range (e.g. ``**UNCLIPPED``).
+    """
+    leaf = logp.detach().to(torch.float64).requires_grad_()
+    loss, _ = get_objective(objective)(leaf, old_logp.to(torch.float64), adv.to(torch.float64), mask, **eps)
+    (grad,) = torch.autograd.grad(loss, leaf)
+    coef = -grad
+    if not normalise:
+        return coef
+    B, lengths = mask.shape[0], mask.sum(-1).clamp(min=1)
+    scale = adv.to(torch.float64) / (B * lengths)
+    return torch.where(scale[:, None] != 0, coef / scale[:, None].where(scale[:, None] != 0, 1.0), 0.0)
+
+
+def param_gradient(model, objective: str, rollout, rows: Tensor, old_logp: Tensor, adv: Tensor, **eps) -> Tensor:
+    """Flattened ∇_θ loss (P,) of ``objective`` on rows ``rows`` of a rollout (old_logp/adv: for all rows)."""
+    model.zero_grad(set_to_none=True)
+    sel = [x.index_select(0, rows) for x in (rollout.prompt_ids, rollout.prompt_mask)]
+    resp = [x.index_select(0, rows) for x in (rollout.response_ids, rollout.response_mask)]
+    logp, _ = response_logprobs(model, *sel, *resp)
+    loss, _ = get_objective(objective)(logp, old_logp.index_select(0, rows), adv.index_select(0, rows), resp[1], **eps)
+    loss.backward()
+    return torch.cat([p.grad.flatten() if p.grad is not None else torch.zeros(p.numel()) for p in model.parameters()])
+
+
+def gradient_variance(
+    trace, k: int, objectives=("grpo", "gspo"), *, draws: int = 16, minibatch: int = 32, seed: int = 0, **eps
+) -> pd.DataFrame:
+    """Spread of the minibatch gradient at θ_k, across ``draws`` random minibatches of the training batch.
+
+    Each draw uses the same rows for every objective. Per objective: relative variance E‖g − ḡ‖² / ‖ḡ‖² and the
+    mean ‖g‖. Restores the trace's model to θ_K afterwards.
+    """
+    probe, model = trace.train, trace.model
+    g = torch.Generator().manual_seed(seed)
+    B = probe.mask.shape[0]
+    picks = [torch.randperm(B, generator=g)[:minibatch] for _ in range(draws)]
+    model.load_state_dict(trace.states[k])
+    rows = []
+    try:
+        for name in objectives:
+            grads = torch.stack(
+                [param_gradient(model, name, probe.rollout, r, probe.logp[0], probe.adv, **eps) for r in picks]
+            )
+            mean = grads.mean(0)
+            spread = (grads - mean).pow(2).sum(-1).mean()
+            rows.append(
+                {
+                    "objective": name,
+                    "k": k,
+                    "rel_variance": (spread / mean.pow(2).sum().clamp(min=1e-30)).item(),
+                    "grad_norm": grads.norm(dim=-1).mean().item(),
+                }
+            )
+    finally:
+        model.load_state_dict(trace.states[-1])
+        model.zero_grad(set_to_none=True)
+    return pd.DataFrame(rows)
+
+
+def per_token_advantages(probe, task) -> Tensor:
+    """(B, T) illustrative per-token advantages: Â_i plus a zero-mean per-response correction from token credit.
+
+    Â_{i,t} = Â_i + (c_{i,t} − mean_t c_{i,t}), c = :meth:`Task.token_credit` (the <eos> token gets 1 when the
+    completion has the target's length). Not from the paper: a simple signal that varies within a response, so
+    GSPO-token can be compared with GSPO where they must differ.
+    """
+    r, mask = probe.rollout, probe.mask
+    credit = torch.zeros(mask.shape, dtype=torch.float64)
+    for i, (p, c) in enumerate(zip(r.problems, r.completions, strict=True)):
+        row = task.token_credit(p, c) + [float(len(c) == len(p.target))]
+        n = min(len(row), int(mask[i].sum()))
+        credit[i, :n] = torch.tensor(row[:n], dtype=torch.float64)
+    lengths = mask.sum(-1, keepdim=True).clamp(min=1)
+    centred = credit - credit.where(mask, 0.0).sum(-1, keepdim=True) / lengths
+    return (probe.adv.to(torch.float64)[:, None] + centred).where(mask, 0.0)
+
+
+def gspo_token_identity(trace, k: int, per_token_adv: Tensor, *, minibatch: int = 32, **eps) -> dict[str, float]:
+    """Max |∇θ GSPO-token − ∇θ GSPO| at θ_k on one minibatch: with per-sequence Â (must be ~0) and per-token Â.
+
+    For per-token Â the GSPO side uses each response's mean Â_{i,t} (the best per-sequence stand-in).
+    """
+    probe, model = trace.train, trace.model
+    rows = torch.arange(min(minibatch, probe.mask.shape[0]))
+    model.load_state_dict(trace.states[k])
+    try:
+        old = probe.logp[0].to(torch.float64)
+        g_seq = param_gradient(model, "gspo", probe.rollout, rows, old, probe.adv, **eps)
+        g_tok = param_gradient(model, "gspo_token", probe.rollout, rows, old, probe.adv, **eps)
+        mean_adv = per_token_adv.sum(-1) / probe.mask.sum(-1).clamp(min=1)
+        g_tok_pt = param_gradient(model, "gspo_token", probe.rollout, rows, old, per_token_adv, **eps)
+        g_seq_pt = param_gradient(model, "gspo", probe.rollout, rows, old, mean_adv, **eps)
+    finally:
+        model.load_state_dict(trace.states[-1])
+        model.zero_grad(set_to_none=True)
+    return {
+        "max_abs_diff_sequence_adv": (g_tok - g_seq).abs().max().item(),
+        "max_abs_diff_token_adv": (g_tok_pt - g_seq_pt).abs().max().item(),
+        "grad_scale": g_seq.abs().max().item(),
+    }
