@@ -1,0 +1,87 @@
+"""Notebook results: claims with verdicts and headline numbers, written as JSON to a path papermill passes in.
+
+Every notebook ends with one ``record_results(results_path, ...)`` call. The tests read the JSON back and assert the
+claims; the main job's HTML report shows them. (papermill's own ``record`` is gone and scrapbook is unmaintained:
+shared/NOTES.md.) ``results_path=None`` — the interactive default — writes nothing.
+
+JSON layout::
+
+    {"notebook": "03_clipping", "parameters": {...},
+     "claims": [{"name": ..., "statement": ..., "value": ..., "op": ">=", "threshold": ..., "passed": true}],
+     "numbers": {"gspo_clip_token_frac": 0.15, ...}}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+__all__ = ["Claim", "claim", "record_results", "load_results"]
+
+_OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement checked on this run's numbers: ``value op threshold``."""
+
+    name: str
+    statement: str
+    value: float
+    op: str
+    threshold: float
+    passed: bool
+
+    def __str__(self) -> str:
+        mark = "PASS" if self.passed else "FAIL"
+        return f"[{mark}] {self.statement}: {self.value:.4g} {self.op} {self.threshold:.4g}"
+
+
+def claim(name: str, statement: str, value: float, op: str, threshold: float) -> Claim:
+    """Check ``value op threshold`` (op one of >=, <=, >, <); NaN never passes."""
+    if op not in _OPS:
+        raise ValueError(f"op must be one of {sorted(_OPS)}, got {op!r}")
+    value, threshold = float(value), float(threshold)
+    passed = bool(not math.isnan(value) and _OPS[op](value, threshold))
+    return Claim(name, statement, value, op, threshold, passed)
+
+
+def _clean(x):
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if hasattr(x, "item"):  # numpy / torch scalars
+        return x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def record_results(
+    path: str | Path | None, notebook: str, claims: list[Claim], numbers: dict, parameters: dict | None = None
+) -> dict:
+    """Print the verdicts; write the results JSON atomically to ``path`` (nothing when None). Returns the dict."""
+    out = {
+        "notebook": notebook,
+        "parameters": _clean(parameters or {}),
+        "claims": [asdict(c) for c in claims],
+        "numbers": _clean(numbers),
+    }
+    for c in claims:
+        print(c)
+    if path is not None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(out, indent=1))
+        os.replace(tmp, path)
+    return out
+
+
+def load_results(path: str | Path) -> dict:
+    return json.loads(Path(path).read_text())
