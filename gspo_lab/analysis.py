@@ -33,6 +33,8 @@ __all__ = [
     "ratio_samples",
     "token_clip_vs_sequence_ratio",
     "with_objective",
+    "compare_objectives",
+    "prefix_ratio_variance",
 ]
 
 
@@ -176,6 +178,17 @@ def token_clip_vs_sequence_ratio(probe: Probe, k: int, eps_low: float, eps_high:
     }
 
 
+def compare_objectives(probe: Probe, k: int, objectives=("grpo", "gspo", "gspo_token")) -> pd.DataFrame:
+    """Each objective (paper clip range) on the same (logp after k updates, π_old, Â, mask): loss and statistics."""
+    from gspo_lab.objectives import get_objective
+
+    rows = {}
+    for name in objectives:
+        loss, stats = get_objective(name)(probe.logp[k], probe.logp[0], probe.adv, probe.mask)
+        rows[name] = {"loss": loss.item(), **stats.as_dict()}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
 def with_objective(cfg: TrainConfig, objective: str) -> TrainConfig:
     """``cfg`` with another objective and that objective's own clip defaults."""
     return replace(cfg, objective=objective, eps_low=None, eps_high=None)
@@ -184,8 +197,9 @@ def with_objective(cfg: TrainConfig, objective: str) -> TrainConfig:
 def prefix_ratio_variance(probe: Probe, k: int, min_responses: int = 8) -> pd.DataFrame:
     """Var across responses of Σ_{t<=n} log w and of its mean (1/n) Σ_{t<=n} log w, for prefix lengths n.
 
-    The same responses, truncated: length varies, the per-token ratio distribution does not. Rows where fewer than
-    ``min_responses`` responses reach length n are dropped.
+    The same responses, truncated. The per-token noise level is not constant along a response (early tokens of a
+    sort are nearly deterministic), so ``var_token`` (pooled over the prefix's tokens) is reported too, with both
+    variances in its units. Rows where fewer than ``min_responses`` responses reach length n are dropped.
     """
     lw, mask = probe.log_ratios(k), probe.mask
     csum = lw.cumsum(-1)  # padding holds 0, so a prefix beyond |y_i| is never used below
@@ -195,7 +209,11 @@ def prefix_ratio_variance(probe: Probe, k: int, min_responses: int = 8) -> pd.Da
         if int(reach.sum()) < min_responses:
             break
         s = csum[reach, n - 1]
-        rows.append(
-            {"n": n, "var_sum": s.var().item(), "var_mean": (s / n).var().item(), "responses": int(reach.sum())}
-        )
-    return pd.DataFrame(rows)
+        row = {"n": n, "var_sum": s.var().item(), "var_mean": (s / n).var().item(), "responses": int(reach.sum())}
+        row["var_token"] = lw[reach, :n].var().item()  # pooled over the prefixes' tokens: per-token noise level
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    # in units of the per-token variance: ≈ n and ≈ 1/n if the token log-ratios were independent
+    table["var_sum_per_token_var"] = table["var_sum"] / table["var_token"]
+    table["var_mean_per_token_var"] = table["var_mean"] / table["var_token"]
+    return table

@@ -22,6 +22,7 @@ from gspo_lab.policy import response_logprobs
 __all__ = [
     "UNCLIPPED",
     "token_grad_weights",
+    "weight_profile",
     "param_gradient",
     "gradient_variance",
     "per_token_advantages",
@@ -51,6 +52,34 @@ def token_grad_weights(
     return torch.where(scale[:, None] != 0, coef / scale[:, None].where(scale[:, None] != 0, 1.0), 0.0)
 
 
+def weight_profile(weights: Tensor, adv: Tensor, mask: Tensor) -> pd.DataFrame:
+    """Normalised token weights summarised by the sign of Â: mean, zero (clipped) fraction, within-response spread.
+
+    ``weights`` from :func:`token_grad_weights` (normalised). The spread is the mean over responses of the std of
+    their tokens' weights: 0 for GSPO by construction (Eq. 10), > 0 for GRPO off-policy (Eqs. 11-12).
+    """
+    rows = []
+    for sign, sel in (("Â > 0", adv > 0), ("Â < 0", adv < 0)):
+        m = mask & sel[:, None]
+        if not bool(m.any()):
+            continue
+        w = weights[m]
+        lengths = m.sum(-1).clamp(min=1)
+        mean_i = weights.where(m, 0.0).sum(-1) / lengths
+        var_i = ((weights - mean_i[:, None]) ** 2).where(m, 0.0).sum(-1) / lengths
+        spread = var_i.sqrt()[m.any(-1)].mean().item()
+        rows.append(
+            {
+                "advantage": sign,
+                "tokens": int(m.sum()),
+                "mean_weight": w.mean().item(),
+                "zero_frac": (w == 0).double().mean().item(),
+                "within_response_std": spread,
+            }
+        )
+    return pd.DataFrame(rows).set_index("advantage")
+
+
 def param_gradient(model, objective: str, rollout, rows: Tensor, old_logp: Tensor, adv: Tensor, **eps) -> Tensor:
     """Flattened ∇_θ loss (P,) of ``objective`` on rows ``rows`` of a rollout (old_logp/adv: for all rows)."""
     model.zero_grad(set_to_none=True)
@@ -63,34 +92,31 @@ def param_gradient(model, objective: str, rollout, rows: Tensor, old_logp: Tenso
 
 
 def gradient_variance(
-    trace, k: int, objectives=("grpo", "gspo"), *, draws: int = 16, minibatch: int = 32, seed: int = 0, **eps
+    trace, ks=(0,), objectives=("grpo", "gspo"), *, draws: int = 16, minibatch: int = 32, seed: int = 0, **eps
 ) -> pd.DataFrame:
-    """Spread of the minibatch gradient at θ_k, across ``draws`` random minibatches of the training batch.
+    """Spread of the minibatch gradient at each θ_k (k in ``ks``), across ``draws`` random minibatches.
 
-    Each draw uses the same rows for every objective. Per objective: relative variance E‖g − ḡ‖² / ‖ḡ‖² and the
-    mean ‖g‖. Restores the trace's model to θ_K afterwards.
+    Minibatches are drawn from the training batch; each draw uses the same rows for every objective and every k.
+    Per (objective, k): relative variance E‖g − ḡ‖² / ‖ḡ‖² and the mean ‖g‖. Leaves the model at θ_K.
     """
     probe, model = trace.train, trace.model
     g = torch.Generator().manual_seed(seed)
     B = probe.mask.shape[0]
     picks = [torch.randperm(B, generator=g)[:minibatch] for _ in range(draws)]
-    model.load_state_dict(trace.states[k])
     rows = []
     try:
-        for name in objectives:
-            grads = torch.stack(
-                [param_gradient(model, name, probe.rollout, r, probe.logp[0], probe.adv, **eps) for r in picks]
-            )
-            mean = grads.mean(0)
-            spread = (grads - mean).pow(2).sum(-1).mean()
-            rows.append(
-                {
-                    "objective": name,
-                    "k": k,
-                    "rel_variance": (spread / mean.pow(2).sum().clamp(min=1e-30)).item(),
-                    "grad_norm": grads.norm(dim=-1).mean().item(),
-                }
-            )
+        for k in ks:
+            model.load_state_dict(trace.states[k])
+            for name in objectives:
+                grads = torch.stack(
+                    [param_gradient(model, name, probe.rollout, r, probe.logp[0], probe.adv, **eps) for r in picks]
+                )
+                mean = grads.mean(0)
+                spread = (grads - mean).pow(2).sum(-1).mean()
+                rel = (spread / mean.pow(2).sum().clamp(min=1e-30)).item()
+                rows.append(
+                    {"objective": name, "k": k, "rel_variance": rel, "grad_norm": grads.norm(dim=-1).mean().item()}
+                )
     finally:
         model.load_state_dict(trace.states[-1])
         model.zero_grad(set_to_none=True)

@@ -75,6 +75,8 @@ class TrainState:
     rollout_index: int = 0
     update_index: int = 0
     history: list[dict] = field(default_factory=list)
+    ratios: list[dict] | None = None
+    """When a list, every update appends its detached log-ratios, advantages and mask (what-if analyses)."""
 
     @property
     def is_moe(self) -> bool:
@@ -196,6 +198,17 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
     lr = state.optimizer.param_groups[0]["lr"]
     state.optimizer.step()
     state.scheduler.step()
+    if state.ratios is not None:
+        old_logp = batch.old_logp[m]
+        state.ratios.append(
+            {
+                "rollout": state.rollout_index,
+                "update": state.update_index,
+                "tok_log_ratio": (logp.detach() - old_logp).where(mask, 0.0),
+                "adv": _rows(batch.adv, rows),
+                "mask": mask,
+            }
+        )
     row = {"loss": loss.item(), "lr": lr, "grad/norm": grad_norm}
     row["entropy"] = masked_mean(entropy.detach(), mask, dim=None).item()
     row["reward/minibatch_mean"] = _rows(batch.rewards, rows).mean().item()

@@ -66,9 +66,9 @@ def test_gradient_weights_are_token_ratios_for_grpo_and_sequence_ratio_for_gspo(
 
 
 def test_on_policy_gradients_coincide_and_off_policy_variance_differs(trace):
-    on = gradient_variance(trace, 0, draws=4, minibatch=8, **UNCLIPPED).set_index("objective")
+    on = gradient_variance(trace, (0,), draws=4, minibatch=8, **UNCLIPPED).set_index("objective")
     assert on.loc["grpo", "rel_variance"] == pytest.approx(on.loc["gspo", "rel_variance"], rel=1e-5)
-    off = gradient_variance(trace, 2, draws=4, minibatch=8, **UNCLIPPED).set_index("objective")
+    off = gradient_variance(trace, (2,), draws=4, minibatch=8, **UNCLIPPED).set_index("objective")
     assert not math.isclose(off.loc["grpo", "rel_variance"], off.loc["gspo", "rel_variance"], rel_tol=1e-3)
 
 

@@ -1,0 +1,174 @@
+"""Plot functions: data in, a matplotlib Figure out. One colour per objective, the paper's symbols on the axes.
+
+Nothing here computes an algorithm: every function draws numbers that gspo_lab.analysis / gradients / clipping
+produced. Callers display the Figure (notebooks) or save it (the report).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+__all__ = [
+    "COLORS",
+    "color",
+    "plot_ratio_distributions",
+    "plot_variance_vs_length",
+    "plot_grad_weights",
+    "plot_gradient_variance",
+    "plot_clip_runs",
+    "plot_clip_whatif",
+    "plot_objective_table",
+]
+
+#: one colour per objective, in every notebook
+COLORS = {
+    "grpo": "#d62728",
+    "gspo": "#1f77b4",
+    "gspo_token": "#2ca02c",
+    "grpo_token_mean": "#ff7f0e",
+    "grpo_const_norm": "#9467bd",
+    "gspo_token_mean": "#8c564b",
+}
+LABELS = {"grpo": "GRPO", "gspo": "GSPO", "gspo_token": "GSPO-token"}
+
+
+def color(objective: str) -> str:
+    return COLORS.get(objective, "#7f7f7f")
+
+
+def label(objective: str) -> str:
+    return LABELS.get(objective, objective)
+
+
+def _fig(ncols: int = 1, width: float = 5.2, height: float = 3.6) -> tuple[Figure, np.ndarray]:
+    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
+    return fig, axes[0]
+
+
+def plot_ratio_distributions(samples: dict, title: str = "") -> Figure:
+    """Histograms of token log w_{i,t}, GSPO's log s_i and the summed Σ_t log w_{i,t} (from ratio_samples)."""
+    fig, axes = _fig(3, width=4.2)
+    spec = [
+        ("tok_log_ratio", r"token $\log w_{i,t}$", color("grpo")),
+        ("seq_log_ratio", r"GSPO $\log s_i = \frac{1}{|y_i|}\sum_t \log w_{i,t}$", color("gspo")),
+        ("seq_log_ratio_sum", r"sequence $\sum_t \log w_{i,t}$", "#555555"),
+    ]
+    for ax, (key, xlabel, c) in zip(axes, spec, strict=True):
+        x = np.asarray(samples[key], dtype=float)
+        ax.hist(x, bins=40, color=c, alpha=0.85, log=key == "tok_log_ratio")  # tokens: a spike at 0, long tails
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("count")
+        ax.set_title(f"std {x.std():.2e}, max|·| {np.abs(x).max():.2e}", fontsize=9)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_variance_vs_length(prefix: pd.DataFrame, title: str = "") -> Figure:
+    """Var over responses of Σ_{t<=n} log w and of (1/n)Σ_{t<=n} log w against n (prefix_ratio_variance)."""
+    fig, axes = _fig(1, width=6)
+    ax = axes[0]
+    ax.plot(
+        prefix["n"], prefix["var_sum"], "o-", color="#555555", label=r"Var$[\sum_{t\leq n} \log w]$ (sequence ratio)"
+    )
+    ax.plot(
+        prefix["n"],
+        prefix["var_mean"],
+        "s-",
+        color=color("gspo"),
+        label=r"Var$[\frac{1}{n}\sum_{t\leq n}\log w]$ (GSPO)",
+    )
+    ax.set_yscale("log")
+    ax.set_xlabel("response length n (tokens)")
+    ax.set_ylabel("variance across responses")
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_grad_weights(weights: dict, mask, title: str = "") -> Figure:
+    """Heatmaps (responses × tokens) of normalised per-token gradient weights, one panel per objective."""
+    fig, axes = _fig(len(weights), width=4.8, height=3.8)
+    m = np.asarray(mask, dtype=bool)
+    for ax, (name, w) in zip(axes, weights.items(), strict=True):
+        data = np.where(m, np.asarray(w, dtype=float), np.nan)
+        im = ax.imshow(data, aspect="auto", cmap="coolwarm", vmin=0.0, vmax=2.0, interpolation="nearest")
+        sym = r"$s_i$" if name.startswith("gspo") else r"$w_{i,t}$"
+        ax.set_title(f"{label(name)}: weight / ($\\hat A_i$/|y_i|) = {sym}", fontsize=9, color=color(name))
+        ax.set_xlabel("token t")
+        ax.set_ylabel("response i")
+        fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_gradient_variance(table: pd.DataFrame, title: str = "") -> Figure:
+    """Relative variance of the minibatch gradient vs update index k, one line per objective."""
+    fig, axes = _fig(1, width=6)
+    ax = axes[0]
+    for name, grp in table.groupby("objective"):
+        ax.plot(grp["k"], grp["rel_variance"], "o-", color=color(name), label=label(name))
+    ax.set_xlabel("update index k within the rollout (0 = on-policy)")
+    ax.set_ylabel(r"E$\|g-\bar g\|^2 / \|\bar g\|^2$")
+    ax.legend()
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_clip_runs(histories: dict, title: str = "") -> Figure:
+    """Per objective: clipped-token fraction per update (log scale) and reward per rollout."""
+    fig, axes = _fig(3, width=4.4)
+    for name, h in histories.items():
+        c = color(name)
+        axes[0].plot(h["update"], h["clip/token_frac"].clip(lower=1e-5), ".-", color=c, label=label(name))
+        per = h.groupby("rollout").first()
+        axes[1].plot(per.index, per["reward/mean"], "o-", color=c, label=label(name))
+        units = h[h["update_in_rollout"] > 0][["clip/token_frac", "clip/seq_frac"]].mean()
+        axes[2].bar([f"{label(name)}\ntokens", f"{label(name)}\nsequences"], units.values, color=c, alpha=0.8)
+    axes[0].set_yscale("log")
+    axes[0].set_xlabel("optimizer step")
+    axes[0].set_ylabel("clipped-token fraction")
+    axes[1].set_xlabel("rollout")
+    axes[1].set_ylabel("mean reward")
+    axes[2].set_yscale("log")
+    axes[2].set_ylabel("clip fraction (updates k >= 1)")
+    for ax in axes[:2]:
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_clip_whatif(table: pd.DataFrame, objective: str, eps_low: float, eps_high: float) -> Figure:
+    """What-if clip fractions per update (tokens and sequences) for one objective at (ε_low, ε_high)."""
+    fig, axes = _fig(1, width=6, height=3.2)
+    ax = axes[0]
+    c = color(objective)
+    ax.plot(table["update"], table["clip/token_frac"], "o-", color=c, label="tokens")
+    ax.plot(table["update"], table["clip/seq_frac"], "s--", color=c, alpha=0.6, label="sequences")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("optimizer step of the stored run")
+    ax.set_ylabel("clip fraction (what-if)")
+    ax.set_title(f"{label(objective)} at ε_low={eps_low:.2g}, ε_high={eps_high:.2g}", fontsize=10, color=c)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_objective_table(table: pd.DataFrame, keys: list[str], title: str = "") -> Figure:
+    """Bars of selected statistics, one bar group per statistic and one colour per objective."""
+    fig, axes = _fig(len(keys), width=3.2, height=3.0)
+    for ax, key in zip(axes, keys, strict=True):
+        vals = table[key]
+        ax.bar([label(n) for n in table.index], vals.values, color=[color(n) for n in table.index])
+        ax.set_title(key, fontsize=9)
+        ax.tick_params(axis="x", labelsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

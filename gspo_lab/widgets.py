@@ -1,0 +1,173 @@
+"""Widgets: views only. Each panel's callback calls one plain-function *twin* (analysis + plot, returns a Figure and
+a text readout) that the notebook also calls directly, so papermill tests exactly what the slider drives.
+
+Redraw order: the plot first, the text readout last — "the readout changed" implies "the plot changed" (a browser
+test waits on the text). Every widget gets a stable CSS class (``gspo-…``) for those tests.
+Fault injection for the browser tests: ``GSPO_LAB_FAULT=widget-callback`` makes every callback raise.
+"""
+
+from __future__ import annotations
+
+import os
+
+import ipywidgets as W
+import matplotlib.pyplot as plt
+from IPython.display import display
+
+from gspo_lab.analysis import OffPolicyTrace, prefix_ratio_variance, ratio_samples
+from gspo_lab.clipping import ClipRun, clip_runs, clip_whatif
+from gspo_lab.gradients import token_grad_weights, weight_profile
+from gspo_lab.objectives import OBJECTIVES
+from gspo_lab.plots import plot_clip_whatif, plot_grad_weights, plot_ratio_distributions, plot_variance_vs_length
+
+__all__ = [
+    "ratio_view",
+    "variance_view",
+    "grad_view",
+    "clip_view",
+    "TracePanel",
+    "RatioPanel",
+    "ClipPanel",
+    "EPS_RANGES",
+]
+
+#: log10 slider ranges of ε per objective: each objective's own scale, its paper default inside
+EPS_RANGES = {"grpo": (-3.0, -0.3), "gspo": (-5.0, -2.0), "gspo_token": (-5.0, -2.0)}
+
+
+def _check_fault() -> None:
+    if os.environ.get("GSPO_LAB_FAULT") == "widget-callback":
+        raise RuntimeError("fault injected by GSPO_LAB_FAULT=widget-callback")
+
+
+def ratio_view(trace: OffPolicyTrace, length: int, k: int):
+    """(Figure, readout): ratio distributions of the length-``length`` probe after k updates."""
+    probe = trace.probes[length]
+    s = ratio_samples(probe, k)
+    fig = plot_ratio_distributions(s, title=f"L = {length}, after k = {k} update(s)")
+    text = (
+        f"L={length} k={k}: std log w = {s['tok_log_ratio'].std().item():.3e}, "
+        f"std log s_i = {s['seq_log_ratio'].std().item():.3e}, "
+        f"std Σ log w = {s['seq_log_ratio_sum'].std().item():.3e}"
+    )
+    return fig, text
+
+
+def variance_view(trace: OffPolicyTrace, length: int, k: int):
+    """(Figure, readout): prefix-length variance of the summed and the length-normalised log-ratio."""
+    table = prefix_ratio_variance(trace.probes[length], k)
+    fig = plot_variance_vs_length(table, title=f"probe L = {length}, k = {k}")
+    last, first = table.iloc[-1], table.iloc[min(3, len(table) - 1)]
+    text = (
+        f"n {int(first.n)}→{int(last.n)}: Var Σ ×{last.var_sum / first.var_sum:.2f}, "
+        f"Var mean ×{last.var_mean / first.var_mean:.2f}"
+    )
+    return fig, text
+
+
+def grad_view(trace: OffPolicyTrace, length: int, k: int):
+    """(Figure, readout): normalised per-token gradient weights of GRPO and GSPO (paper ε), probe L, k updates."""
+    probe = trace.probes[length]
+    args = (probe.logp[k], probe.logp[0], probe.adv, probe.mask)
+    weights = {name: token_grad_weights(name, *args) for name in ("grpo", "gspo")}
+    fig = plot_grad_weights(weights, probe.mask, title=f"L = {length}, after k = {k} update(s)")
+    spread = {n: weight_profile(w, probe.adv, probe.mask)["within_response_std"].mean() for n, w in weights.items()}
+    text = f"L={length} k={k}: within-response std of weights — GRPO {spread['grpo']:.4f}, GSPO {spread['gspo']:.4f}"
+    return fig, text
+
+
+def clip_view(run: ClipRun, objective: str, eps_low: float, eps_high: float):
+    """(Figure, readout): what-if clip fractions of ``objective`` at (ε_low, ε_high) on the run's stored ratios."""
+    table = clip_whatif(run, objective, eps_low, eps_high)
+    fig = plot_clip_whatif(table, objective, eps_low, eps_high)
+    off = table[table["update_in_rollout"] > 0]
+    text = (
+        f"{objective} ε=({eps_low:.3g}, {eps_high:.3g}): clipped tokens {off['clip/token_frac'].mean():.4f}, "
+        f"sequences {off['clip/seq_frac'].mean():.4f} (updates k ≥ 1, what-if on stored ratios)"
+    )
+    return fig, text
+
+
+class _Panel:
+    """An Output for the figure and an HTML readout, redrawn by :meth:`show`."""
+
+    def __init__(self, name: str):
+        self.out = W.Output()
+        self.out.add_class(f"gspo-{name}-plot")
+        self.readout = W.HTML()
+        self.readout.add_class(f"gspo-{name}-readout")
+
+    def show(self, view, *args) -> str:
+        _check_fault()
+        fig, text = view(*args)
+        with self.out:
+            self.out.clear_output(wait=True)
+            display(fig)
+        plt.close(fig)
+        self.readout.value = text  # last: the text changing implies the plot changed
+        return text
+
+
+class TracePanel(_Panel):
+    """Response length and update index k sliders over an off-policy trace; ``view`` draws (notebooks 01, 02)."""
+
+    def __init__(self, trace: OffPolicyTrace, view=ratio_view, name: str = "ratio"):
+        super().__init__(name)
+        self.trace, self.view = trace, view
+        lengths = sorted(trace.probes)
+        self.length = W.SelectionSlider(options=lengths, value=lengths[-1], description="length L")
+        self.k = W.IntSlider(value=trace.K, min=1, max=trace.K, description="update k")
+        self.length.add_class(f"gspo-{name}-length")
+        self.k.add_class(f"gspo-{name}-k")
+        for w in (self.length, self.k):
+            w.observe(lambda _change: self.redraw(), names="value")
+        self.widget = W.VBox([W.HBox([self.length, self.k]), self.out, self.readout])
+        self.redraw()
+
+    def redraw(self) -> str:
+        return self.show(self.view, self.trace, self.length.value, self.k.value)
+
+
+RatioPanel = TracePanel  # notebook 01's name for it
+
+
+class ClipPanel(_Panel):
+    """Per objective, an (ε_low, ε_high) log-slider pair on its own scale; a button for a short live run."""
+
+    def __init__(self, runs: dict[str, ClipRun], objective: str, *, live_kw: dict | None = None):
+        super().__init__(f"clip-{objective}")
+        self.runs, self.objective, self.live_kw = runs, objective, live_kw or {}
+        lo, hi = EPS_RANGES.get(objective, (-5.0, -0.3))
+        clip = OBJECTIVES[objective].clip
+        self.eps_low = W.FloatLogSlider(value=clip.low, base=10, min=lo, max=hi, step=0.05, description="ε_low")
+        self.eps_high = W.FloatLogSlider(value=clip.high, base=10, min=lo, max=hi, step=0.05, description="ε_high")
+        self.eps_low.add_class(f"gspo-clip-{objective}-eps-low")
+        self.eps_high.add_class(f"gspo-clip-{objective}-eps-high")
+        for w in (self.eps_low, self.eps_high):
+            w.observe(lambda _change: self.redraw(), names="value")
+        self.button = W.Button(description=f"live run at these ε ({objective})", layout=W.Layout(width="280px"))
+        self.button.add_class(f"gspo-clip-{objective}-run")
+        self.button.on_click(lambda _b: self.live_run())
+        self.progress = W.Output()
+        title = W.HTML(
+            f"<b>{objective}</b> — paper default ε = ({clip.low:g}, {clip.high:g}); what-if on stored ratios"
+        )
+        self.widget = W.VBox(
+            [title, W.HBox([self.eps_low, self.eps_high]), self.out, self.readout, self.button, self.progress]
+        )
+        self.redraw()
+
+    def redraw(self) -> str:
+        return self.show(clip_view, self.runs[self.objective], self.objective, self.eps_low.value, self.eps_high.value)
+
+    def live_run(self) -> None:
+        """Re-train this objective at the chosen ε (a real run, with a progress bar) and show its stored ratios."""
+        _check_fault()
+        cfg = self.runs[self.objective].cfg
+        from dataclasses import replace
+
+        cfg = replace(cfg, eps_low=self.eps_low.value, eps_high=self.eps_high.value, **self.live_kw)
+        with self.progress:
+            self.progress.clear_output()
+            self.runs[self.objective] = clip_runs(cfg, (self.objective,), progress=True)[self.objective]
+        self.redraw()

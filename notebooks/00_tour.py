@@ -1,0 +1,97 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (gspo-lab)
+#     language: python
+#     name: gspo-lab
+# ---
+
+# %% [markdown]
+# # 00 · A tour: GRPO, GSPO and GSPO-token on one real rollout batch
+#
+# **Question.** Take one rollout batch from a real (tiny) Qwen3-MoE policy. What do GRPO, GSPO and GSPO-token each
+# compute on it — on-policy, and after one off-policy update?
+#
+# **Paper.** GSPO §2 (GRPO, Eqs. 2-3), §4.1 (GSPO, Eqs. 5-7), §4.3 (GSPO-token, Eqs. 13-14), §4.2 (they coincide
+# on-policy). Ten minutes, no algorithm code here: every number comes from `gspo_lab`.
+
+# %% tags=["parameters"]
+checkpoint = "moe-sort"  # shipped cold-start Qwen3-MoE: sorts digit strings, ~40% accurate at temperature 1
+length = 12  # sort 12 digits: 13-token responses with <eos>
+prompts = 16
+group_size = 8
+minibatches = 4  # the paper's split of each rollout batch
+lr = 3e-5
+seed = 0
+results_path = None
+
+# %% [markdown]
+# ## Setup: sample, score, update once
+# One rollout batch from $\pi_{old}$, rewards from the sort verifier, group advantages (Eq. 6), and one GRPO update
+# on the first minibatch — after it, the rest of the batch is *off-policy*, as the 2nd minibatch is in the paper.
+
+# %%
+from IPython.display import display
+
+from gspo_lab.analysis import compare_objectives, offpolicy_trace
+from gspo_lab.config import TrainConfig
+from gspo_lab.plots import plot_objective_table
+from gspo_lab.results import claim, record_results
+
+cfg = TrainConfig(checkpoint=checkpoint, length=length, prompts_per_rollout=prompts, group_size=group_size,
+                  minibatches=minibatches, objective="grpo", lr=lr, seed=seed)
+trace = offpolicy_trace(cfg, updates=1)
+batch = trace.train
+print(f"{len(batch.rewards)} responses, mean reward {batch.rewards.mean():.3f}, "
+      f"zero-advantage responses {(batch.adv == 0).float().mean():.2f}")
+for p, c, r in list(zip(batch.rollout.problems, batch.rollout.completions, batch.rewards.tolist()))[:4]:
+    print(f"{p.prompt:>16} -> {c:<14} target {p.target:<14} reward {r}")
+
+# %% [markdown]
+# ## 1. On-policy, the three objectives agree
+# With $\pi_\theta = \pi_{old}$ every ratio is exactly 1: same loss, nothing clipped (§4.2's corollary).
+
+# %%
+on_policy = compare_objectives(batch, k=0)
+on_policy[["loss", "clip/token_frac", "ratio/tok_log_absmax"]]
+
+# %% [markdown]
+# ## 2. One update later, they part
+# GRPO clips token ratios at (0.2, 0.27); GSPO clips the length-normalised sequence ratio at (3e-4, 4e-4);
+# GSPO-token uses GSPO's value with a per-token gradient path and, with one advantage per response, equals GSPO.
+
+# %%
+off_policy = compare_objectives(batch, k=1)
+keys = ["loss", "clip/token_frac", "clip/seq_frac", "ratio/tok_log_absmax", "ratio/seq_log_absmax", "kl/k3"]
+display(plot_objective_table(off_policy, keys[1:5], title="one batch after one update"))
+off_policy[keys]
+
+# %% [markdown]
+# ## What to take away
+# * On-policy there is nothing to choose between the objectives; everything the paper argues is about off-policy
+#   data (later minibatches, several epochs, stale or engine-computed log-probs).
+# * Off-policy, GRPO's token ratios reach far from 1 while GSPO's $s_i$ stays within a few $10^{-3}$ — yet GSPO,
+#   with its much narrower band, clips far more tokens (notebook 03).
+# * GSPO-token ≡ GSPO here: it only matters with per-token advantages (notebook 02).
+
+# %% [markdown]
+# ## Record results
+
+# %%
+claims = [
+    claim("on_policy_equal", "max |loss difference| between objectives on-policy",
+          on_policy["loss"].max() - on_policy["loss"].min(), "<=", 1e-6),
+    claim("gspo_token_equals_gspo", "|loss(GSPO-token) − loss(GSPO)| off-policy",
+          abs(off_policy.loc["gspo_token", "loss"] - off_policy.loc["gspo", "loss"]), "<=", 1e-6),
+    claim("gspo_clips_more", "GSPO / GRPO clipped-token fraction after one update",
+          off_policy.loc["gspo", "clip/token_frac"] / max(off_policy.loc["grpo", "clip/token_frac"], 1e-9), ">=", 2.0),
+]
+results = record_results(results_path, "00_tour", claims, {"off_policy": off_policy.to_dict(),
+                         "mean_reward": batch.rewards.mean()}, parameters=dict(checkpoint=checkpoint, length=length))

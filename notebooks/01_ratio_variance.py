@@ -1,0 +1,144 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (gspo-lab)
+#     language: python
+#     name: gspo-lab
+# ---
+
+# %% [markdown]
+# # 01 · Importance-ratio variance: token ratios vs sequence ratios
+#
+# **Question.** After a few off-policy updates, how noisy are GRPO's token ratios $w_{i,t}$ compared with GSPO's
+# sequence ratio $s_i$ — and what does length normalisation buy as responses get longer?
+#
+# **Paper.** GSPO §3 (why token-level importance weights inject noise that accumulates with length) and §4.1
+# (Eq. 7: $s_i = \exp(\frac{1}{|y_i|}\sum_t \log w_{i,t})$, "length normalisation ... keeps $s_i$ in one numeric
+# range"). Everything below is computed by `gspo_lab`; this notebook only asks questions.
+
+# %% tags=["parameters"]
+checkpoint = "moe-sort"  # shipped cold-start Qwen3-MoE (data/checkpoints)
+train_length = 12  # problem size of the batch the updates are taken on
+probe_lengths = [4, 8, 12, 16, 20]  # fresh batches of these sizes, scored under the same updated policies
+prompts = 16  # prompts per batch (× group_size responses)
+group_size = 8
+updates = 3  # K: off-policy updates (the 2nd..4th minibatch of the paper's 4)
+update_objective = "grpo"  # the objective of the updates (GRPO with the paper's ε)
+lr = 3e-5
+seed = 0
+results_path = None  # papermill passes a path; None writes nothing
+
+# %% [markdown]
+# ## Setup: one rollout batch, K updates, probes of every length
+# `offpolicy_trace` samples a batch from $\pi_{old}$, takes K optimizer steps on its minibatches (the training loop's
+# own `update`), and after each step re-scores that batch and fresh probe batches of other lengths.
+# All probes see the *same* policy change, so comparing them isolates length.
+
+# %%
+from dataclasses import replace
+
+from IPython.display import display
+
+from gspo_lab.analysis import offpolicy_trace, prefix_ratio_variance, ratio_variance, token_clip_vs_sequence_ratio
+from gspo_lab.config import TrainConfig
+from gspo_lab.objectives import GRPO_CLIP
+from gspo_lab.results import claim, record_results
+from gspo_lab.widgets import RatioPanel, ratio_view, variance_view
+
+cfg = replace(
+    TrainConfig(checkpoint=checkpoint, objective=update_objective, lr=lr, seed=seed),
+    length=train_length,
+    prompts_per_rollout=prompts,
+    group_size=group_size,
+)
+trace = offpolicy_trace(cfg, updates, probe_lengths=tuple(probe_lengths))
+longest = max(probe_lengths)
+print(f"{updates} updates of {update_objective}; probes {sorted(trace.probes)}; expert change after k updates:",
+      [round(x, 4) for x in trace.probes[longest].expert_change])
+
+# %% [markdown]
+# ## 1. Token ratios spread wide; the sequence ratio $s_i$ stays narrow
+# Left: every token's $\log w_{i,t}$. Middle: GSPO's $\log s_i$, one per response. Right: the true sequence ratio
+# $\sum_t \log w_{i,t}$ — what an unnormalised sequence ratio would have to clip.
+
+# %%
+fig, text = ratio_view(trace, longest, updates)
+display(fig)
+print(text)
+
+# %% [markdown]
+# Drag the sliders: response length (probe $L$) and the update index $k$. The plain call above is this panel's
+# twin — the same function the slider calls.
+
+# %%
+panel = RatioPanel(trace)
+panel.widget
+
+# %% [markdown]
+# ## 2. Variance against response length
+# Truncating the same responses to their first $n$ tokens: $\mathrm{Var}[\sum_{t\le n}\log w]$ accumulates token
+# noise as $n$ grows, while GSPO's length-normalised mean does not. The two are tied by $n^2$ by definition; the
+# content is that the summed variance grows roughly *linearly* (token noise adds up), so the normalised one falls
+# like $1/n$. Early tokens of a sort are near-deterministic, so raw variances also carry a position effect:
+# `var_*_per_token_var` divides by the pooled per-token variance to remove it.
+
+# %%
+fig, text = variance_view(trace, longest, updates)
+display(fig)
+print(text)
+prefix = prefix_ratio_variance(trace.probes[longest], updates)
+prefix.round(5)
+
+# %% [markdown]
+# Across the probe batches (different problem sizes, same updated policy):
+
+# %%
+table = ratio_variance(trace)
+table.round(5)
+
+# %% [markdown]
+# ## 3. Token clipping does not bound the sequence ratio
+# GRPO clips each $w_{i,t}$ to $[1-\varepsilon_{low}, 1+\varepsilon_{high}]$ separately. Among responses whose every
+# token ratio is *inside* that band, how many have a product $\prod_t w_{i,t}$ outside it?
+
+# %%
+bound = token_clip_vs_sequence_ratio(trace.probes[longest], updates, GRPO_CLIP.low, GRPO_CLIP.high)
+bound
+
+# %% [markdown]
+# ## What to take away
+# * A token ratio is built from one sample of the next-token distribution: its noise is per token, and a product of
+#   $|y|$ of them (the sequence ratio) has a spread that grows with length.
+# * GSPO's $s_i$ is a geometric mean: its spread does not grow with length, so one clip range serves every length.
+# * Clipping tokens one by one leaves the sequence ratio unbounded: the only bound that matches a sequence-level
+#   reward is a bound on the sequence.
+
+# %% [markdown]
+# ## Record results
+
+# %%
+i4 = prefix.index[prefix["n"] == 4][0]
+last = prefix.iloc[-1]
+sum_growth = last["var_sum_per_token_var"] / prefix.loc[i4, "var_sum_per_token_var"]
+mean_growth = last["var_mean_per_token_var"] / prefix.loc[i4, "var_mean_per_token_var"]
+claims = [
+    claim("sum_grows", f"Var[Σ log w] per token variance grows from n=4 to n={int(last.n)} (×)", sum_growth, ">=", 3.0),
+    claim("mean_falls", f"Var[mean log w] per token variance, n={int(last.n)} vs n=4 (×)", mean_growth, "<=", 0.5),
+    claim("token_clip_unbounded", "responses with all tokens inside GRPO's band but the sequence ratio outside",
+          bound["frac_sequence_outside"], ">", 0.0),
+]
+numbers = {
+    "sum_growth": sum_growth,
+    "mean_growth": mean_growth,
+    "expert_change": trace.probes[longest].expert_change,
+    "token_clip_bound": bound,
+}
+results = record_results(results_path, "01_ratio_variance", claims, numbers, parameters=dict(
+    checkpoint=checkpoint, updates=updates, prompts=prompts, probe_lengths=probe_lengths, update_objective=update_objective))

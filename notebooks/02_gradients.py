@@ -1,0 +1,127 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (gspo-lab)
+#     language: python
+#     name: gspo-lab
+# ---
+
+# %% [markdown]
+# # 02 · Gradient analysis: how each objective weights each token
+#
+# **Question.** Off-policy, GRPO multiplies the gradient of every token by its own ratio $w_{i,t}$; GSPO multiplies
+# all tokens of a response by one $s_i$. What does that do to the per-token weights, to the noise of a minibatch
+# gradient, and when does GSPO-token differ from GSPO?
+#
+# **Paper.** GSPO §4.2, Eq. 10 (GSPO) vs Eqs. 11-12 (GRPO), and §4.3 (GSPO-token, Eqs. 13-14). The coefficients
+# below are $-\partial\,\mathrm{loss}/\partial \log\pi_\theta(y_{i,t})$ computed by autograd on the objectives
+# themselves, divided by $\hat A_i/|y_i|$: what remains is $w_{i,t}$ for GRPO and $s_i$ for GSPO (0 where clipped).
+
+# %% tags=["parameters"]
+checkpoint = "moe-sort"
+train_length = 12
+probe_lengths = [8, 16]
+prompts = 16
+group_size = 8
+updates = 3
+update_objective = "grpo"
+lr = 3e-5
+draws = 8  # random minibatches per gradient-variance estimate
+minibatch = 32
+seed = 0
+results_path = None
+
+# %% [markdown]
+# ## Setup: one rollout batch, K updates, scored after each
+
+# %%
+from IPython.display import display
+
+from gspo_lab.analysis import offpolicy_trace
+from gspo_lab.config import TrainConfig
+from gspo_lab.gradients import UNCLIPPED, gradient_variance, gspo_token_identity, per_token_advantages
+from gspo_lab.gradients import token_grad_weights, weight_profile
+from gspo_lab.plots import plot_gradient_variance
+from gspo_lab.results import claim, record_results
+from gspo_lab.tasks import get_task
+from gspo_lab.widgets import TracePanel, grad_view
+
+cfg = TrainConfig(checkpoint=checkpoint, length=train_length, prompts_per_rollout=prompts, group_size=group_size,
+                  objective=update_objective, lr=lr, seed=seed)
+trace = offpolicy_trace(cfg, updates, probe_lengths=tuple(probe_lengths))
+longest = max(probe_lengths)
+
+# %% [markdown]
+# ## 1. Per-token gradient weights (Eq. 10 vs Eqs. 11-12)
+# Each row is a response, each column a token. GRPO's colour changes along a row ($w_{i,t}$); GSPO's is one colour
+# per row ($s_i$), or 0 when the whole response is clipped.
+
+# %%
+fig, text = grad_view(trace, longest, updates)
+display(fig)
+print(text)
+
+# %%
+panel = TracePanel(trace, view=grad_view, name="grad")
+panel.widget
+
+# %% [markdown]
+# Clipping shapes the weights by the sign of $\hat A$: for $\hat A>0$ a token ratio above $1+\varepsilon_{high}$ gets
+# weight 0, for $\hat A<0$ one below $1-\varepsilon_{low}$. GRPO's surviving weights stay unequal within a response.
+
+# %%
+probe = trace.probes[longest]
+args = (probe.logp[updates], probe.logp[0], probe.adv, probe.mask)
+profiles = {name: weight_profile(token_grad_weights(name, *args), probe.adv, probe.mask) for name in ("grpo", "gspo")}
+display(profiles["grpo"].round(4), profiles["gspo"].round(4))
+
+# %% [markdown]
+# ## 2. The minibatch gradient's noise vs staleness and length
+# Random minibatches of one rollout batch, the same rows for both objectives, clipping off (Eqs. 10-12 as written):
+# relative variance $E\|g-\bar g\|^2/\|\bar g\|^2$ at $\theta_k$. At $k=0$ the two gradients are identical.
+
+# %%
+variance = gradient_variance(trace, range(updates + 1), draws=draws, minibatch=minibatch, **UNCLIPPED)
+display(plot_gradient_variance(variance, title=f"training batch L = {train_length}"))
+variance.round(4)
+
+# %% [markdown]
+# ## 3. GSPO-token ≡ GSPO — until advantages differ per token
+# Parameter gradients at $\theta_K$ on one minibatch: with one $\hat A_i$ per response they coincide (§4.3); with
+# per-token advantages (an illustrative token-credit signal, not from the paper) GSPO-token differs.
+
+# %%
+identity = gspo_token_identity(trace, updates, per_token_advantages(trace.train, get_task("sort")), **UNCLIPPED)
+identity
+
+# %% [markdown]
+# ## What to take away
+# * GRPO's off-policy gradient weights each token by its own noisy $w_{i,t}$ — unequal weights within one response
+#   that a sequence-level reward cannot justify. GSPO weights a response's tokens equally.
+# * On-policy the estimators coincide; off-policy GRPO's minibatch gradient is the noisier one here (see the table
+#   for this run's numbers).
+# * GSPO-token is GSPO with a per-token gradient path: identical for sequence advantages, different with per-token.
+
+# %% [markdown]
+# ## Record results
+
+# %%
+var_k = variance.pivot(index="k", columns="objective", values="rel_variance")
+grpo_spread = profiles["grpo"]["within_response_std"].mean()
+gspo_spread = profiles["gspo"]["within_response_std"].max()
+claims = [
+    claim("gspo_token_identity", "max |∇ GSPO-token − ∇ GSPO| (sequence Â)", identity["max_abs_diff_sequence_adv"], "<=", 1e-6),
+    claim("gspo_token_differs", "max |∇ GSPO-token − ∇ GSPO| (per-token Â)", identity["max_abs_diff_token_adv"], ">", 1e-6),
+    claim("on_policy_same_variance", "|rel. variance GRPO − GSPO| at k = 0", abs(var_k.loc[0, "grpo"] - var_k.loc[0, "gspo"]), "<=", 1e-4),
+    claim("gspo_uniform_weights", "GSPO within-response std of token weights", gspo_spread, "<=", 1e-9),
+    claim("grpo_unequal_weights", "GRPO within-response std of token weights", grpo_spread, ">", 1e-4),
+]
+numbers = {"variance": var_k.to_dict(), "identity": identity, "grpo_spread": grpo_spread}
+results = record_results(results_path, "02_gradients", claims, numbers, parameters=dict(checkpoint=checkpoint, updates=updates))
