@@ -12,10 +12,13 @@ __all__ = ["NOTEBOOKS", "TIERS", "parameters_for"]
 TIERS = ("interactive", "smoke", "full")
 
 NOTEBOOKS: dict[str, dict[str, dict]] = {
-    "00_tour": {"smoke": {}, "full": {"prompts": 32}},
+    "00_tour": {"smoke": {"prompts": 8}, "full": {"prompts": 32}},
     "01_ratio_variance": {"smoke": {"prompts": 8, "probe_lengths": [4, 12, 20]}, "full": {"prompts": 32}},
-    "02_gradients": {"smoke": {"draws": 4}, "full": {"draws": 32, "prompts": 32}},
-    "03_clipping": {"smoke": {"rollouts": 3}, "full": {"rollouts": 30}},
+    "02_gradients": {
+        "smoke": {"prompts": 8, "draws": 4, "minibatch": 16, "probe_lengths": [16]},
+        "full": {"prompts": 32, "draws": 32, "probe_lengths": [8, 12, 16, 20]},
+    },
+    "03_clipping": {"smoke": {"prompts": 8, "rollouts": 3}, "full": {"rollouts": 30}},
 }
 
 
