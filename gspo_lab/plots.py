@@ -6,7 +6,6 @@ produced. Callers display the Figure (notebooks) or save it (the report).
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -44,7 +43,9 @@ def label(objective: str) -> str:
 
 
 def _fig(ncols: int = 1, width: float = 5.2, height: float = 3.6) -> tuple[Figure, np.ndarray]:
-    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
+    # a Figure outside pyplot: the caller's display() shows it once (pyplot's inline hook would show it again)
+    fig = Figure(figsize=(width * ncols, height))
+    axes = fig.subplots(1, ncols, squeeze=False)
     return fig, axes[0]
 
 

@@ -3,7 +3,7 @@
 # in sft.json). Not part of the tests: ~1-3 minutes per checkpoint on one CPU thread.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/env.sh
+source scripts/env.sh ""
 for preset in sweep moe dense; do
   gspo-lab sft --preset "$preset" --task sort --seed 0 --out "data/checkpoints/$preset-sort"
 done

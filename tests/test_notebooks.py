@@ -1,0 +1,71 @@
+"""The notebooks as regression tests: each runs headless (smoke tier) under papermill and its claims hold.
+
+Every notebook records claims computed *live* in this run from a shipped checkpoint (gspo_lab.results); the
+assertions below read that JSON back. One run of all notebooks per test session (module fixture).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from gspo_lab.nbparams import NOTEBOOKS
+from gspo_lab.nbrun import execute, run_all
+from gspo_lab.paths import repo_root
+
+SMOKE_CELL_TIMEOUT_S = 240
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("smoke")
+    runs = run_all("smoke", out, progress=False, cell_timeout=SMOKE_CELL_TIMEOUT_S)
+    return {r["name"]: r for r in runs}
+
+
+def _results(smoke, name):
+    run = smoke[name]
+    assert run["ok"], f"{name} failed: {run['error']}"
+    return json.loads(open(run["results"]).read())
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_notebook_runs_and_every_claim_holds(smoke, name):
+    results = _results(smoke, name)
+    assert results["notebook"] == name and results["claims"]
+    failed = [c for c in results["claims"] if not c["passed"]]
+    assert not failed, failed
+
+
+def _claim(results, name):
+    return next(c for c in results["claims"] if c["name"] == name)
+
+
+def test_03_gspo_clips_at_least_ten_times_more_tokens(smoke):
+    c = _claim(_results(smoke, "03_clipping"), "gspo_clips_10x")
+    assert c["value"] >= 10.0 and c["threshold"] == 10.0
+
+
+def test_02_gspo_token_matches_gspo_gradient(smoke):
+    assert _claim(_results(smoke, "02_gradients"), "gspo_token_identity")["value"] <= 1e-6
+
+
+def test_01_summed_variance_grows_normalised_falls(smoke):
+    r = _results(smoke, "01_ratio_variance")
+    assert _claim(r, "sum_grows")["value"] >= 3.0 and _claim(r, "mean_falls")["value"] <= 0.5
+
+
+def test_00_objectives_agree_on_policy(smoke):
+    assert _claim(_results(smoke, "00_tour"), "on_policy_equal")["value"] <= 1e-6
+
+
+def test_notebook_runs_from_a_temporary_copy(tmp_path):
+    """Data and checkpoints are found by the package, not by the working directory."""
+    copy = tmp_path / "elsewhere" / "00_tour.ipynb"
+    copy.parent.mkdir()
+    shutil.copy(repo_root() / "notebooks" / "00_tour.ipynb", copy)
+    params = {"prompts": 4, "group_size": 4, "minibatches": 2, "results_path": str(tmp_path / "r.json")}
+    execute(copy, tmp_path / "out.ipynb", params, cell_timeout=SMOKE_CELL_TIMEOUT_S, cwd=copy.parent)
+    assert json.loads((tmp_path / "r.json").read_text())["notebook"] == "00_tour"
