@@ -93,5 +93,6 @@ claims = [
     claim("gspo_clips_more", "GSPO / GRPO clipped-token fraction after one update",
           off_policy.loc["gspo", "clip/token_frac"] / max(off_policy.loc["grpo", "clip/token_frac"], 1e-9), ">=", 2.0),
 ]
-results = record_results(results_path, "00_tour", claims, {"off_policy": off_policy.to_dict(),
+headline = off_policy[["loss", "clip/token_frac", "clip/seq_frac"]].to_dict()
+results = record_results(results_path, "00_tour", claims, {"off_policy": headline,
                          "mean_reward": batch.rewards.mean()}, parameters=dict(checkpoint=checkpoint, length=length))
