@@ -32,7 +32,6 @@ __all__ = [
     "ratio_variance",
     "ratio_samples",
     "token_clip_vs_sequence_ratio",
-    "with_objective",
     "compare_objectives",
     "prefix_ratio_variance",
 ]
@@ -187,11 +186,6 @@ def compare_objectives(probe: Probe, k: int, objectives=("grpo", "gspo", "gspo_t
         loss, stats = get_objective(name)(probe.logp[k], probe.logp[0], probe.adv, probe.mask)
         rows[name] = {"loss": loss.item(), **stats.as_dict()}
     return pd.DataFrame.from_dict(rows, orient="index")
-
-
-def with_objective(cfg: TrainConfig, objective: str) -> TrainConfig:
-    """``cfg`` with another objective and that objective's own clip defaults."""
-    return replace(cfg, objective=objective, eps_low=None, eps_high=None)
 
 
 def prefix_ratio_variance(probe: Probe, k: int, min_responses: int = 8) -> pd.DataFrame:
