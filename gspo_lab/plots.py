@@ -6,6 +6,8 @@ produced. Callers display the Figure (notebooks) or save it (the report).
 
 from __future__ import annotations
 
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -32,6 +34,16 @@ COLORS = {
     "gspo_token_mean": "#8c564b",
 }
 LABELS = {"grpo": "GRPO", "gspo": "GSPO", "gspo_token": "GSPO-token"}
+
+
+def _load_backend() -> None:
+    """Load pyplot's backend now. In a Jupyter kernel that is matplotlib-inline, whose import registers the PNG
+    formatter ``display(fig)`` needs; pyplot only loads it lazily, on its first figure, and the figures here are
+    made outside pyplot (so that the inline hook does not show them a second time)."""
+    plt.switch_backend(matplotlib.rcParams["backend"])
+
+
+_load_backend()
 
 
 def color(objective: str) -> str:

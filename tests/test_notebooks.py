@@ -69,3 +69,14 @@ def test_notebook_runs_from_a_temporary_copy(tmp_path):
     params = {"prompts": 4, "group_size": 4, "minibatches": 2, "results_path": str(tmp_path / "r.json")}
     execute(copy, tmp_path / "out.ipynb", params, cell_timeout=SMOKE_CELL_TIMEOUT_S, cwd=copy.parent)
     assert json.loads((tmp_path / "r.json").read_text())["notebook"] == "00_tour"
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_figures_are_stored_as_images(smoke, name):
+    """display(fig) must render PNG (not the '<Figure size …>' text): the report and the browser need images."""
+    executed = json.loads(open(smoke[name]["executed"]).read())
+    outputs = [o for c in executed["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+    figures = [
+        o["data"] for o in outputs if "".join(o.get("data", {}).get("text/plain", "")).startswith("<Figure size")
+    ]
+    assert figures and all("image/png" in data for data in figures)

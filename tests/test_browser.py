@@ -1,0 +1,745 @@
+"""The notebooks in a real browser: JupyterLab under headless Chromium (Playwright), sliders moved from the keyboard.
+
+papermill (test_notebooks.py) runs the notebooks' code; this module checks what a reader gets in JupyterLab: the
+notebook opens, "Run All" runs every cell without an error output, the widgets render, and moving a slider makes
+the kernel redraw a readout equal to the panel's plain-function twin computed here, in the test process.
+
+Flow:
+    1. A module fixture starts ``python -m jupyterlab`` on a free port with a random token, fresh config / runtime /
+       settings / workspaces / IPython folders, update checks and news off, and the notebook setting
+       ``windowingMode: "none"`` (every cell stays in the DOM, so every prompt and output can be read). It serves a
+       temporary copy of ``notebooks/*.ipynb`` (the notebooks find their data through the package). Ready when
+       ``GET /api/status?token=…`` answers 200. Teardown: ``POST /api/shutdown``, then SIGKILL by PID as a
+       fallback, and an assertion that no process of the server (kernels included) or of the browser outlives it.
+    2. Per notebook, one page: open ``/lab/tree/<name>.ipynb``, wait until the kernel is connected and idle, menu
+       Run → Run All Cells, wait until the kernel is idle and every code cell has an execution count (or an error
+       stopped the run), then look for error outputs and unrendered widgets.
+    3. Sliders are moved from the keyboard (focus the noUiSlider handle, press arrows); the readout text is set
+       last by the kernel's callback, so it is the value waited on; it must equal ``ratio_view`` / ``clip_view``
+       of the slider's final value, recomputed here from the notebook's own parameters cell.
+    4. Fault injection (``GSPO_LAB_FAULT=widget-callback``): the same Run All check on a server started with it
+       fails; and with it switched on in a live kernel (through the kernel's connection file, no cell), the
+       slider check fails.
+
+Pitfalls handled (JupyterLab 4.6, ipywidgets 8.1, Chromium 156):
+    * "Run All" sent before the kernel is connected is silently dropped. The notebook toolbar's execution
+      indicator reads ``data-status="idle"`` *before* any kernel exists ("No Kernel | Initializing"), so it cannot
+      be the signal: wait for the status bar's "| Idle" and for the server to report a connection to the kernel.
+    * The menu item is ``runmenu:run-all`` in 4.6 (not ``notebook:run-all-cells``); a run stopped by an error
+      leaves later cells without a count, so "every cell has a count" alone would wait forever.
+    * Widget views are the only cell outputs without a ``data-mime-type`` attribute in 4.6 (text, HTML, stderr
+      have one), so that is how they are found; a rendered one contains ``.jupyter-widgets``.
+    * ``/lab/tree/…?reset``: a page never restores a workspace saved by an earlier page (4.6 already moves a second
+      concurrent window to a fresh ``auto-*`` workspace, which is the URL the page ends up at).
+    * A FloatLogSlider's handle has ``aria-valuenow`` = the *exponent* rounded to one decimal (noUiSlider's
+      ``toFixed(1)``); ``aria-valuetext`` holds the exponent in full, and the kernel receives
+      ``Math.pow(10, exponent)`` computed by the browser, so the value is computed there too (not ``10 ** x`` in
+      Python, which may differ in the last bit). Rendering a log slider already snaps the kernel's value to the
+      step (3e-4 becomes 10^-3.5) and redraws the panel once.
+    * Each arrow press is one kernel round trip: wait for the readout to equal the expected text, then for the
+      kernel to be idle, and check it stayed equal.
+    * An exception in a widget callback never reaches a cell's output: ipywidgets shows its traceback in the
+      kernel's comm context, which JupyterLab routes to the Log Console (a status-bar item, hidden while empty,
+      titled "N new messages, M log entries for <notebook>"). Every check counts those entries: a page must have
+      none after Run All, and a slider move that adds one fails at once, with the Log Console's text.
+    * A fault in a panel's constructor (its first ``redraw``) is an ordinary cell error: a traceback output, and
+      Run All stops there.
+
+Figures: ``gspo_lab.plots`` draws on bare ``matplotlib.figure.Figure``s outside pyplot and loads pyplot's backend
+at import, because ipykernel's inline backend registers its ``image/png`` formatter only when that backend loads;
+``test_no_figure_is_rendered_as_text`` fails if a ``display(fig)`` ever renders as ``<Figure size …>`` text again.
+
+Without Chromium (``/usr/bin/chromium``, or the path in ``GSPO_LAB_CHROMIUM``) or Playwright the module is skipped
+with the reason, unless ``GSPO_LAB_REQUIRE_BROWSER=1`` (CI, ``.ci/run``), which turns that into a failure. Never
+``playwright install``: the system Chromium is used. Screenshots of failing pages go to ``runs/browser-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pytest
+
+from gspo_lab.nbparams import NOTEBOOKS
+from gspo_lab.paths import repo_root, runs_dir
+
+CHROMIUM = Path(os.environ.get("GSPO_LAB_CHROMIUM", "/usr/bin/chromium"))  # Debian's; never a downloaded one
+REQUIRE_VAR = "GSPO_LAB_REQUIRE_BROWSER"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SERVER_START_S = 60
+KERNEL_READY_S = 60
+RUN_ALL_S = 120  # the interactive tier runs each notebook in seconds here; generous for a loaded machine
+READOUT_S = 20  # one slider move: a handful of kernel round trips
+PANELS = {
+    "00_tour": (),
+    "01_ratio_variance": ("ratio",),
+    "02_gradients": ("grad",),
+    "03_clipping": ("clip-gspo", "clip-grpo"),
+}
+"""The widget panels (``gspo-<panel>-…`` classes of gspo_lab.widgets) each notebook displays."""
+
+STDERR = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+# a widget view is a cell's top-level output without a data-mime-type (JupyterLab 4.6 sets it on the others only)
+WIDGET_VIEW = ".jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output:not([data-mime-type])"
+
+
+def _why_no_browser() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright is not installed (it is in the `test` extra: `source scripts/env.sh test`)"
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} not found (Debian: `apt-get install -y chromium`; CI installs it in .ci/run)"
+    return None
+
+
+NO_BROWSER = _why_no_browser()
+REQUIRED = os.environ.get(REQUIRE_VAR, "") not in ("", "0")
+if NO_BROWSER and not REQUIRED:
+    pytest.skip(
+        f"BROWSER TESTS SKIPPED: {NO_BROWSER}. Set {REQUIRE_VAR}=1 to make this a failure.", allow_module_level=True
+    )
+
+
+# ---------------------------------------------------------------- processes
+
+
+def _ppid_map() -> dict[int, int]:
+    """pid -> parent pid of every live (non-zombie) process, from /proc (empty where there is no /proc)."""
+    parents = {}
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z":
+            parents[int(proc.name)] = int(fields[1])
+    return parents
+
+
+def descendants(pid: int) -> set[int]:
+    """Live processes below ``pid`` (kernels run in sessions of their own: a process group does not catch them)."""
+    parents, found, todo = _ppid_map(), set(), [pid]
+    while todo:
+        parent = todo.pop()
+        for child, ppid in parents.items():
+            if ppid == parent and child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def wait_gone(pids: set[int], timeout: float) -> set[int]:
+    """Wait until none of ``pids`` is alive (zombies count as gone); the survivors."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = pids & set(_ppid_map())
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.2)
+
+
+def kill_pids(pids: set[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------- the Jupyter server
+
+
+@dataclass
+class Lab:
+    """A running JupyterLab server: base ``url``, ``token``, the process, the folder it serves."""
+
+    url: str
+    token: str
+    proc: subprocess.Popen
+    root: Path
+    runtime: Path  # JUPYTER_RUNTIME_DIR: the kernels' connection files
+    log: Path
+
+    def api(self, method: str, path: str) -> tuple[int, bytes]:
+        req = urllib.request.Request(f"{self.url}{path}?token={self.token}", method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=5) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    def kernel_of(self, notebook: str) -> dict | None:
+        """The server's record of the kernel of ``notebook``'s session (``connections``, ``execution_state``)."""
+        status, body = self.api("GET", "/api/sessions")
+        sessions = [s for s in json.loads(body) if s["path"] == f"{notebook}.ipynb"] if status == 200 else []
+        if not sessions:
+            return None
+        status, body = self.api("GET", f"/api/kernels/{sessions[0]['kernel']['id']}")
+        return json.loads(body) if status == 200 else None
+
+    def log_tail(self, n: int = 3000) -> str:
+        return self.log.read_text(errors="replace")[-n:]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_settings(settings_dir: Path) -> None:
+    """User settings in the fresh settings folder: every cell in the DOM; no update check, no news prompt."""
+    settings = {
+        "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
+        "@jupyterlab/apputils-extension/notification": {"checkForUpdates": False, "fetchNews": "false"},
+    }
+    for plugin, values in settings.items():
+        path = settings_dir / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+
+
+def lab_env(root: Path, extra: dict[str, str]) -> dict[str, str]:
+    """The server's (and so the kernels') environment: fresh Jupyter/IPython folders, no inherited plot backend."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "JUPYTER_PATH", "GSPO_LAB_FAULT")}
+    folders = {
+        "JUPYTER_CONFIG_DIR": "config",
+        "JUPYTER_RUNTIME_DIR": "runtime",
+        "JUPYTERLAB_SETTINGS_DIR": "settings",
+        "JUPYTERLAB_WORKSPACES_DIR": "workspaces",
+        "IPYTHONDIR": "ipython",  # a user's startup files (e.g. `%matplotlib inline`) must not change what we see
+    }
+    for var, name in folders.items():
+        (root / name).mkdir(parents=True, exist_ok=True)
+        env[var] = str(root / name)
+    write_settings(root / "settings")
+    return {**env, **extra}
+
+
+def start_lab(root: Path, extra_env: dict[str, str] | None = None) -> Lab:
+    """Start JupyterLab on a copy of notebooks/*.ipynb under ``root``; returns once /api/status answers 200."""
+    from gspo_lab.nbrun import ensure_kernel
+
+    ensure_kernel()
+    served = root / "notebooks"
+    served.mkdir(parents=True)
+    for nb in sorted((repo_root() / "notebooks").glob("*.ipynb")):
+        shutil.copy(nb, served / nb.name)
+    port, token = free_port(), secrets.token_hex(16)
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",  # a taken port must fail, not silently move elsewhere
+        f"--IdentityProvider.token={token}",
+        "--allow-root",
+        f"--ServerApp.root_dir={served}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
+    ]
+    log = root / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            cmd, env=lab_env(root, extra_env or {}), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    lab = Lab(f"http://127.0.0.1:{port}", token, proc, served, root / "runtime", log)
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"jupyterlab exited with {proc.returncode}:\n{lab.log_tail()}")
+        with contextlib.suppress(OSError):
+            if lab.api("GET", "/api/status")[0] == 200:
+                return lab
+        time.sleep(0.2)
+    stop_lab(lab)
+    raise RuntimeError(f"jupyterlab did not answer /api/status within {SERVER_START_S} s:\n{lab.log_tail()}")
+
+
+def stop_lab(lab: Lab) -> set[int]:
+    """POST /api/shutdown (kernels included), then SIGKILL whatever is left by PID; the processes that survived."""
+    pids = descendants(lab.proc.pid) | {lab.proc.pid}
+    with contextlib.suppress(OSError):
+        lab.api("POST", "/api/shutdown")
+    try:
+        lab.proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(lab.proc.pid, signal.SIGKILL)
+        lab.proc.wait(timeout=10)
+    left = wait_gone(pids, timeout=10)
+    kill_pids(left)
+    return wait_gone(left, timeout=5) if left else set()
+
+
+@contextlib.contextmanager
+def running_lab(root: Path, extra_env: dict[str, str] | None = None):
+    lab = start_lab(root, extra_env)
+    try:
+        yield lab
+    finally:
+        survivors = stop_lab(lab)
+    assert not survivors, f"processes outlived the Jupyter server even after SIGKILL: {sorted(survivors)}"
+
+
+# ---------------------------------------------------------------- the browser
+
+
+@contextlib.contextmanager
+def screenshot_on_failure(page, tag: str):
+    """Save a screenshot of ``page`` to runs/browser-artifacts/ when the body raises; print its path."""
+    try:
+        yield
+    except BaseException:
+        folder = runs_dir() / "browser-artifacts"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{tag}-{time.strftime('%Y%m%d-%H%M%S')}.png"
+        with contextlib.suppress(Exception):
+            page.screenshot(path=str(path))
+            print(f"[browser] screenshot of the failing page: {path}")
+        raise
+
+
+def wait_kernel_ready(page, lab: Lab, notebook: str) -> None:
+    """The status bar reads "| Idle" and the server counts a connection to this notebook's kernel."""
+    page.wait_for_function(
+        "() => /\\| Idle\\b/.test(document.querySelector('#jp-main-statusbar')?.innerText ?? '')",
+        timeout=KERNEL_READY_S * 1000,
+    )
+    deadline = time.monotonic() + KERNEL_READY_S
+    while (kernel := lab.kernel_of(notebook)) is None or kernel.get("connections", 0) < 1:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{notebook}: no connected kernel after {KERNEL_READY_S} s: {kernel}")
+        time.sleep(0.2)
+    from gspo_lab.nbrun import KERNEL_NAME
+
+    assert kernel["name"] == KERNEL_NAME, f"{notebook} runs kernel {kernel['name']!r}, not {KERNEL_NAME!r}"
+
+
+def open_notebook(context, lab: Lab, notebook: str):
+    """A new page with ``notebook`` open and its kernel connected and idle."""
+    page = context.new_page()
+    with screenshot_on_failure(page, f"{notebook}-open"):
+        page.goto(f"{lab.url}/lab/tree/{notebook}.ipynb?reset&token={lab.token}")  # reset: no restored tabs
+        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+        wait_kernel_ready(page, lab, notebook)
+    return page
+
+
+RUN_FINISHED_JS = """([stderr]) => {
+    const bar = document.querySelector('#jp-main-statusbar')?.innerText ?? '';
+    const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]
+        .map(e => e.textContent.trim());
+    if (!/\\| Idle\\b/.test(bar) || prompts.length === 0 || prompts.some(p => p.includes('*'))) return false;
+    const failed = [...document.querySelectorAll(stderr)].some(e => e.textContent.includes('Traceback'));
+    return failed || prompts.every(p => /^\\[\\d+\\]:$/.test(p));
+}"""
+
+
+def run_all(page) -> float:
+    """Run → Run All Cells; wait until the kernel is idle and every cell ran (or a traceback stopped it); seconds."""
+    start = time.perf_counter()
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    page.wait_for_function(RUN_FINISHED_JS, arg=[STDERR], timeout=RUN_ALL_S * 1000, polling=250)
+    return time.perf_counter() - start
+
+
+LOG_ENTRIES_JS = """() => {
+    const item = document.querySelector('.jp-LogConsoleStatusItem');
+    if (!item || item.classList.contains('lm-mod-hidden')) return 0;
+    const title = item.querySelector('[title]')?.title ?? '';
+    return Number((title.match(/(\\d+) log entries/) ?? [0, 1])[1]);
+}"""
+
+
+def log_entries(page) -> int:
+    """Entries in JupyterLab's Log Console for the current notebook (where widget callback tracebacks go)."""
+    return page.evaluate(LOG_ENTRIES_JS)
+
+
+def log_console_text(page) -> str:
+    """Open the Log Console and return the end of its text (for failure messages)."""
+    try:
+        page.locator(".jp-LogConsoleStatusItem .jp-StatusBar-GroupItem").click(timeout=5000)
+        return page.locator(".jp-LogConsolePanel").text_content(timeout=5000)[-2000:]
+    except Exception as exc:
+        return f"(could not open the Log Console: {exc})"
+
+
+PROBLEMS_JS = """([stderr, widgetView]) => {
+    const problems = [];
+    for (const e of document.querySelectorAll(stderr))
+        if (e.textContent.includes('Traceback')) problems.push('traceback: ' + e.textContent.slice(-600));
+    for (const e of document.querySelectorAll('.jp-OutputArea-output.jp-RenderedText'))
+        if (/\\b\\w*Error\\b/.test(e.textContent)) problems.push('error text: ' + e.textContent.slice(-600));
+    document.querySelectorAll('.jp-Notebook .jp-CodeCell').forEach((cell, i) => {
+        const prompt = cell.querySelector('.jp-InputPrompt')?.textContent.trim() ?? '';
+        if (!/^\\[\\d+\\]:$/.test(prompt)) problems.push(`code cell ${i} not executed (prompt ${prompt})`);
+    });
+    for (const e of document.querySelectorAll(widgetView))
+        if (!e.querySelector('.jupyter-widgets') || /Error displaying widget|Loading widget/.test(e.textContent))
+            problems.push('widget not rendered: ' + e.textContent.slice(0, 300));
+    return problems;
+}"""
+
+
+def notebook_problems(page, notebook: str) -> list[str]:
+    """Error outputs, cells without an execution count, unrendered widgets, missing or empty panels."""
+    problems = page.evaluate(PROBLEMS_JS, [STDERR, WIDGET_VIEW])
+    if log_entries(page):
+        problems.append(f"Log Console entries: {log_console_text(page)}")
+    for panel in PANELS[notebook]:
+        readout = page.locator(f".gspo-{panel}-readout .widget-html-content")
+        if readout.count() != 1 or not readout.text_content().strip():
+            problems.append(f"panel {panel}: no readout (.gspo-{panel}-readout)")
+        if page.locator(f".gspo-{panel}-plot .jp-OutputArea-output").count() < 1:
+            problems.append(f"panel {panel}: nothing drawn in .gspo-{panel}-plot")
+    return problems
+
+
+def run_and_check(context, lab: Lab, notebook: str):
+    """Open ``notebook``, Run All, and raise AssertionError (with a screenshot) on any problem; the page."""
+    page = open_notebook(context, lab, notebook)
+    with screenshot_on_failure(page, f"{notebook}-run-all"):
+        seconds = run_all(page)
+        problems = notebook_problems(page, notebook)
+        assert not problems, f"{notebook} in JupyterLab:\n" + "\n".join(problems)
+    print(f"[browser] {notebook}: Run All {seconds:.1f} s")
+    return page
+
+
+# ---------------------------------------------------------------- sliders
+
+
+def handle(page, css_class: str):
+    return page.locator(f".{css_class} .noUi-handle[role=slider]")
+
+
+def readout_text(page, panel: str) -> str:
+    return page.locator(f".gspo-{panel}-readout .widget-html-content").text_content()
+
+
+def slider_readout(page, css_class: str) -> str:
+    """The slider's own readout (a SelectionSlider's label, an IntSlider's value)."""
+    return page.locator(f".{css_class} .widget-readout").text_content().strip()
+
+
+def log_slider_value(page, css_class: str) -> float:
+    """The exact float the browser sends the kernel for a FloatLogSlider: Math.pow(10, exponent)."""
+    exponent = float(handle(page, css_class).get_attribute("aria-valuetext"))
+    return page.evaluate("x => Math.pow(10, x)", exponent)
+
+
+def panel_inputs(page, panel: str) -> tuple:
+    """The panel's slider values as the kernel sees them: (length, k) for ratio, (ε_low, ε_high) for clip-*."""
+    if panel == "ratio":
+        return int(slider_readout(page, "gspo-ratio-length")), int(slider_readout(page, "gspo-ratio-k"))
+    return log_slider_value(page, f"gspo-{panel}-eps-low"), log_slider_value(page, f"gspo-{panel}-eps-high")
+
+
+def press(page, css_class: str, key: str, times: int) -> None:
+    """Move a slider from the keyboard: focus its handle, press ``key`` ``times`` times."""
+    knob = handle(page, css_class)
+    knob.focus()
+    for _ in range(times):
+        page.keyboard.press(key)
+
+
+READOUT_OR_LOG_JS = f"""([sel, text, baseline]) => {{
+    if (({LOG_ENTRIES_JS})() > baseline) return 'log';
+    return document.querySelector(sel)?.textContent === text ? 'readout' : false;
+}}"""
+
+
+def wait_readout(page, panel: str, expected: str, log_baseline: int) -> None:
+    """Wait until the panel's readout reads ``expected`` and the kernel is idle, then check it still does; fail at
+    once when the Log Console gains an entry (a callback raised)."""
+    selector = f".gspo-{panel}-readout .widget-html-content"
+    try:
+        outcome = page.wait_for_function(
+            READOUT_OR_LOG_JS, arg=[selector, expected, log_baseline], timeout=READOUT_S * 1000, polling=100
+        ).json_value()
+    except Exception as exc:
+        raise AssertionError(f"readout of {panel} is {readout_text(page, panel)!r}, expected {expected!r}") from exc
+    assert outcome == "readout", f"a widget callback of {panel} failed; Log Console:\n{log_console_text(page)}"
+    page.wait_for_function("() => /\\| Idle\\b/.test(document.querySelector('#jp-main-statusbar').innerText)")
+    assert readout_text(page, panel) == expected, f"readout of {panel} changed after the kernel went idle"
+    assert log_entries(page) == log_baseline, f"Log Console after the move:\n{log_console_text(page)}"
+
+
+def plot_sources(page, panel: str) -> list[str]:
+    """``src`` of the images drawn in the panel's Output widget."""
+    images = page.locator(f".gspo-{panel}-plot .jp-OutputArea-output img")
+    return [images.nth(i).get_attribute("src") for i in range(images.count())]
+
+
+# ---------------------------------------------------------------- the plain-function twins
+
+
+def notebook_parameters(notebook: str) -> dict:
+    """The literal assignments of the notebook's ``parameters`` cell (its interactive tier)."""
+    nb = json.loads((repo_root() / "notebooks" / f"{notebook}.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+    tree = ast.parse("".join(cell["source"]))
+    return {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+    }
+
+
+@dataclass
+class Twins:
+    """The panels' plain-function twins, on data rebuilt here exactly as the notebooks build it (lazily)."""
+
+    cache: dict = field(default_factory=dict)
+
+    def trace(self):
+        if "trace" not in self.cache:
+            from gspo_lab.analysis import offpolicy_trace
+            from gspo_lab.config import TrainConfig
+
+            p = notebook_parameters("01_ratio_variance")
+            cfg = replace(
+                TrainConfig(checkpoint=p["checkpoint"], objective=p["update_objective"], lr=p["lr"], seed=p["seed"]),
+                length=p["train_length"],
+                prompts_per_rollout=p["prompts"],
+                group_size=p["group_size"],
+            )
+            self.cache["trace"] = offpolicy_trace(cfg, p["updates"], probe_lengths=tuple(p["probe_lengths"]))
+        return self.cache["trace"]
+
+    def clip_runs(self):
+        if "runs" not in self.cache:
+            from gspo_lab.clipping import clip_runs
+            from gspo_lab.config import TrainConfig
+
+            p = notebook_parameters("03_clipping")
+            names = ("checkpoint", "length", "group_size", "minibatches", "rollouts", "lr", "seed")
+            cfg = TrainConfig(prompts_per_rollout=p["prompts"], **{n: p[n] for n in names})
+            self.cache["runs"] = clip_runs(cfg, ("grpo", "gspo"), progress=False)
+        return self.cache["runs"]
+
+    def readout(self, panel: str, inputs: tuple) -> str:
+        from gspo_lab.widgets import clip_view, ratio_view
+
+        if panel == "ratio":
+            return ratio_view(self.trace(), *inputs)[1]
+        objective = panel.removeprefix("clip-")
+        return clip_view(self.clip_runs()[objective], objective, *inputs)[1]
+
+
+# ---------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if NO_BROWSER:
+        pytest.fail(f"{REQUIRE_VAR} is set but the browser tests cannot run: {NO_BROWSER}")
+    from playwright.sync_api import sync_playwright
+
+    before = descendants(os.getpid())
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        launched = descendants(os.getpid()) - before
+        yield chromium
+        chromium.close()
+    left = wait_gone(launched, timeout=10)
+    kill_pids(left)
+    assert not left, f"browser processes outlived the tests: {sorted(left)}"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    with running_lab(tmp_path_factory.mktemp("lab")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def context(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture(scope="module")
+def pages(context, lab):
+    """Notebook -> its page after Run All passed the checks; each notebook is opened and run once per module
+    (a failure too: later tests of that notebook fail at once instead of running it again)."""
+    opened, failed = {}, {}
+
+    def get(notebook: str):
+        if notebook in failed:
+            pytest.fail(f"{notebook} failed to open or run earlier in this module: {failed[notebook]}")
+        if notebook not in opened:
+            try:
+                opened[notebook] = run_and_check(context, lab, notebook)
+            except Exception as exc:
+                failed[notebook] = f"{type(exc).__name__}: {str(exc)[:300]}"
+                raise
+        return opened[notebook]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def twins():
+    return Twins()
+
+
+# ---------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS))
+def test_notebook_runs_all_cells_in_lab_without_errors(pages, notebook):
+    page = pages(notebook)
+    assert page.locator(".jp-Notebook .jp-CodeCell").count() >= 3
+    if PANELS[notebook]:
+        assert page.locator(f"{WIDGET_VIEW} .jupyter-widgets").count() >= len(PANELS[notebook])
+
+
+@dataclass(frozen=True)
+class Move:
+    notebook: str
+    panel: str
+    control: str  # the slider's class suffix: gspo-<panel>-<control>
+    key: str
+    presses: int
+
+    def __str__(self) -> str:
+        return f"{self.panel}-{self.control}-{self.key}x{self.presses}"
+
+
+MOVES = [
+    Move("01_ratio_variance", "ratio", "length", "ArrowLeft", 2),  # L 20 -> 12
+    Move("01_ratio_variance", "ratio", "k", "ArrowLeft", 2),  # k 3 -> 1
+    Move("03_clipping", "clip-gspo", "eps-low", "ArrowRight", 3),  # 10^-3.5 -> 10^-3.35
+    Move("03_clipping", "clip-gspo", "eps-high", "ArrowLeft", 2),  # 10^-3.4 -> 10^-3.5
+    Move("03_clipping", "clip-grpo", "eps-low", "ArrowLeft", 3),  # 10^-0.7 -> 10^-0.85
+    Move("03_clipping", "clip-grpo", "eps-high", "ArrowRight", 2),  # 10^-0.55 -> 10^-0.45
+]
+
+
+@pytest.mark.parametrize("move", MOVES, ids=str)
+def test_keyboard_slider_move_redraws_the_plain_function_twin(pages, twins, move):
+    page = pages(move.notebook)
+    with screenshot_on_failure(page, f"{move.notebook}-{move}"):
+        before_inputs, before_text = panel_inputs(page, move.panel), readout_text(page, move.panel)
+        assert before_text == twins.readout(move.panel, before_inputs), "the readout before the move is not the twin's"
+        logs = log_entries(page)
+        press(page, f"gspo-{move.panel}-{move.control}", move.key, move.presses)
+        inputs = panel_inputs(page, move.panel)
+        assert inputs != before_inputs, f"{move}: the slider did not move ({inputs})"
+        wait_readout(page, move.panel, twins.readout(move.panel, inputs), logs)
+
+
+@pytest.mark.parametrize("panel", ["ratio", "clip-gspo", "clip-grpo"])
+def test_panel_plot_is_an_image_that_a_slider_move_redraws(pages, panel):
+    move = next(m for m in MOVES if m.panel == panel)
+    page = pages(move.notebook)
+    before, text = plot_sources(page, panel), readout_text(page, panel)
+    press(page, f"gspo-{panel}-{move.control}", move.key, 1)  # the direction MOVES has room for, also after them
+    page.wait_for_function(
+        "([sel, text]) => document.querySelector(sel)?.textContent !== text",
+        arg=[f".gspo-{panel}-readout .widget-html-content", text],
+        timeout=READOUT_S * 1000,
+    )
+    after = plot_sources(page, panel)
+    assert before and after, f"no image in .gspo-{panel}-plot: {page.locator(f'.gspo-{panel}-plot').inner_text()!r}"
+    assert before != after, "the plot image did not change"
+
+
+@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS))
+def test_no_figure_is_rendered_as_text(pages, notebook):
+    texts = pages(notebook).locator(".jp-OutputArea-output.jp-RenderedText").all_text_contents()
+    as_text = [t.strip() for t in texts if t.strip().startswith("<Figure size")]
+    assert not as_text, f"{notebook}: figures rendered as text: {as_text}"
+
+
+def test_fault_injection_makes_the_browser_check_fail(browser, tmp_path):
+    """With every widget callback raising (GSPO_LAB_FAULT in the server's, so the kernel's, environment), the same
+    check must fail on the panel's traceback, and leave a screenshot."""
+    notebook = "03_clipping"
+    folder = runs_dir() / "browser-artifacts"
+    shots_before = set(folder.glob(f"{notebook}-run-all-*.png"))
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        with running_lab(tmp_path, {"GSPO_LAB_FAULT": "widget-callback"}) as lab:
+            with pytest.raises(AssertionError) as failure:
+                run_and_check(context, lab, notebook)
+    finally:
+        context.close()
+    message = str(failure.value)
+    assert "fault injected by GSPO_LAB_FAULT=widget-callback" in message, message
+    assert "not executed" in message, "a failing cell must stop Run All"
+    shots = set(folder.glob(f"{notebook}-run-all-*.png")) - shots_before
+    assert shots, "no screenshot saved"
+    for shot in shots:  # an expected failure: do not leave it among the artefacts of real ones
+        shot.unlink()
+
+
+@contextlib.contextmanager
+def kernel_client(lab: Lab, notebook: str):
+    """A second client of ``notebook``'s kernel, from its connection file (to change kernel state without a cell)."""
+    from jupyter_client import BlockingKernelClient
+
+    client = BlockingKernelClient(connection_file=str(lab.runtime / f"kernel-{lab.kernel_of(notebook)['id']}.json"))
+    client.load_connection_file()
+    client.start_channels()
+    try:
+        yield client
+    finally:
+        client.stop_channels()
+
+
+def set_fault(client, on: bool) -> None:
+    """Switch GSPO_LAB_FAULT=widget-callback on or off in a live kernel (silent: no output, no execution count)."""
+    code = "os.environ['GSPO_LAB_FAULT'] = 'widget-callback'" if on else "os.environ.pop('GSPO_LAB_FAULT', None)"
+    reply = client.execute_interactive(f"import os; {code}", silent=True, store_history=False, timeout=10)
+    assert reply["content"]["status"] == "ok", reply["content"]
+
+
+def test_fault_in_a_slider_callback_makes_the_slider_check_fail(pages, lab, twins):
+    """A slider callback raising during a move (the fault switched on in the live kernel) fails the move's check
+    through the Log Console, without waiting for the readout timeout; the panel is left in sync afterwards."""
+    notebook, panel, control = "03_clipping", "clip-gspo", "eps-high"
+    page = pages(notebook)
+    inputs, text, logs = panel_inputs(page, panel), readout_text(page, panel), log_entries(page)
+    with kernel_client(lab, notebook) as client:
+        set_fault(client, True)
+        try:
+            press(page, f"gspo-{panel}-{control}", "ArrowLeft", 1)
+            start = time.perf_counter()
+            with pytest.raises(AssertionError, match="fault injected by GSPO_LAB_FAULT=widget-callback"):
+                wait_readout(page, panel, twins.readout(panel, panel_inputs(page, panel)), logs)
+            assert time.perf_counter() - start < READOUT_S / 2, "the failure should come from the Log Console"
+        finally:
+            set_fault(client, False)
+            press(page, f"gspo-{panel}-{control}", "ArrowRight", 1)  # back: the callback redraws what it showed
+    assert panel_inputs(page, panel) == inputs
+    wait_readout(page, panel, text, log_entries(page))
