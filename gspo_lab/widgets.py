@@ -8,6 +8,7 @@ Fault injection for the browser tests: ``GSPO_LAB_FAULT=widget-callback`` makes 
 
 from __future__ import annotations
 
+import math
 import os
 
 import ipywidgets as W
@@ -88,6 +89,17 @@ def clip_view(run: ClipRun, objective: str, eps_low: float, eps_high: float):
     return fig, text
 
 
+def _eps_slider(default: float, exponent_range: tuple[float, float], description: str, step: float = 0.05):
+    """A log slider whose grid passes through ``default`` exactly: the slider snaps to its grid when it renders,
+    and a grid from ``min`` alone would move the paper's 3e-4 to 10^-3.5 = 3.16e-4."""
+    lo, hi = exponent_range
+    centre = math.log10(default)
+    below, above = math.floor((centre - lo) / step + 1e-9), math.floor((hi - centre) / step + 1e-9)
+    return W.FloatLogSlider(
+        value=default, base=10, min=centre - below * step, max=centre + above * step, step=step, description=description
+    )
+
+
 class _Panel:
     """An Output for the figure and an HTML readout, redrawn by :meth:`show`."""
 
@@ -137,10 +149,9 @@ class ClipPanel(_Panel):
     def __init__(self, runs: dict[str, ClipRun], objective: str, *, live_kw: dict | None = None):
         super().__init__(f"clip-{objective}")
         self.runs, self.objective, self.live_kw = runs, objective, live_kw or {}
-        lo, hi = EPS_RANGES.get(objective, (-5.0, -0.3))
         clip = OBJECTIVES[objective].clip
-        self.eps_low = W.FloatLogSlider(value=clip.low, base=10, min=lo, max=hi, step=0.05, description="ε_low")
-        self.eps_high = W.FloatLogSlider(value=clip.high, base=10, min=lo, max=hi, step=0.05, description="ε_high")
+        self.eps_low = _eps_slider(clip.low, EPS_RANGES.get(objective, (-5.0, -0.3)), "ε_low")
+        self.eps_high = _eps_slider(clip.high, EPS_RANGES.get(objective, (-5.0, -0.3)), "ε_high")
         self.eps_low.add_class(f"gspo-clip-{objective}-eps-low")
         self.eps_high.add_class(f"gspo-clip-{objective}-eps-high")
         for w in (self.eps_low, self.eps_high):
