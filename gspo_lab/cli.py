@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import shlex
 import sys
+import types
 import typing
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def _add_dataclass_flags(parser: argparse.ArgumentParser, cls, docs: dict[str, s
             kw["action"] = argparse.BooleanOptionalAction
         elif typing.get_origin(kind) is tuple:
             kw.update(type=int, nargs="*")
-        elif typing.get_origin(kind) in (typing.Union, getattr(__import__("types"), "UnionType", ())):
+        elif typing.get_origin(kind) in (typing.Union, types.UnionType):  # `float | None`: "none"/"off" -> None
             inner = [a for a in typing.get_args(kind) if a is not type(None)][0]
             kw["type"] = _optional(inner)
         elif kind in (int, float, str):
