@@ -12,6 +12,7 @@ Shapes: K + 1 policies, B responses, T tokens.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, replace
 
@@ -20,7 +21,7 @@ import torch
 from torch import Tensor
 
 from gspo_lab.config import TrainConfig
-from gspo_lab.policy import response_logprobs
+from gspo_lab.policy import rollout_logprobs
 from gspo_lab.ratios import seq_log_ratio, seq_log_ratio_sum, tok_log_ratio
 from gspo_lab.routing import expert_change_frac, record_routing
 from gspo_lab.train import collect, init_state, update
@@ -74,12 +75,9 @@ class OffPolicyTrace:
 
 
 def _score(model, r, is_moe: bool) -> tuple[Tensor, Tensor | None]:
-    with torch.no_grad():
-        if not is_moe:
-            return response_logprobs(model, r.prompt_ids, r.prompt_mask, r.response_ids, r.response_mask)[0], None
-        with record_routing(model) as rec:
-            logp, _ = response_logprobs(model, r.prompt_ids, r.prompt_mask, r.response_ids, r.response_mask)
-        return logp, rec.indices
+    with torch.no_grad(), record_routing(model) if is_moe else contextlib.nullcontext() as rec:
+        logp, _ = rollout_logprobs(model, r)
+    return logp, (rec.indices if rec is not None else None)
 
 
 def _probe(batches, logps, routings) -> Probe:

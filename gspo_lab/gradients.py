@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 from gspo_lab.objectives import get_objective
-from gspo_lab.policy import response_logprobs
+from gspo_lab.policy import rollout_logprobs
 
 __all__ = [
     "UNCLIPPED",
@@ -83,10 +83,9 @@ def weight_profile(weights: Tensor, adv: Tensor, mask: Tensor) -> pd.DataFrame:
 def param_gradient(model, objective: str, rollout, rows: Tensor, old_logp: Tensor, adv: Tensor, **eps) -> Tensor:
     """Flattened ∇_θ loss (P,) of ``objective`` on rows ``rows`` of a rollout (old_logp/adv: for all rows)."""
     model.zero_grad(set_to_none=True)
-    sel = [x.index_select(0, rows) for x in (rollout.prompt_ids, rollout.prompt_mask)]
-    resp = [x.index_select(0, rows) for x in (rollout.response_ids, rollout.response_mask)]
-    logp, _ = response_logprobs(model, *sel, *resp)
-    loss, _ = get_objective(objective)(logp, old_logp.index_select(0, rows), adv.index_select(0, rows), resp[1], **eps)
+    logp, _ = rollout_logprobs(model, rollout, rows)
+    mask = rollout.response_mask.index_select(0, rows)
+    loss, _ = get_objective(objective)(logp, old_logp.index_select(0, rows), adv.index_select(0, rows), mask, **eps)
     loss.backward()
     return torch.cat([p.grad.flatten() if p.grad is not None else torch.zeros(p.numel()) for p in model.parameters()])
 

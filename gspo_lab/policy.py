@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["position_ids", "response_logprobs"]
+__all__ = ["position_ids", "response_logprobs", "rollout_logprobs"]
 
 
 def position_ids(attention_mask: Tensor) -> Tensor:
@@ -60,3 +60,11 @@ def response_logprobs(
     logp = logp_all.gather(-1, response_ids.unsqueeze(-1)).squeeze(-1)
     entropy = -(logp_all.exp() * logp_all).sum(-1) if with_entropy else None
     return logp, entropy
+
+
+def rollout_logprobs(model: torch.nn.Module, rollout, rows: Tensor | None = None, *, with_entropy: bool = False):
+    """:func:`response_logprobs` of a :class:`~gspo_lab.rollout.Rollout`'s rows ``rows`` (default: all of them)."""
+    parts = (rollout.prompt_ids, rollout.prompt_mask, rollout.response_ids, rollout.response_mask)
+    if rows is not None:
+        parts = tuple(x.index_select(0, rows) for x in parts)
+    return response_logprobs(model, *parts, with_entropy=with_entropy)

@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from gspo_lab.advantages import group_advantages
 from gspo_lab.config import TrainConfig
 from gspo_lab.objectives import get_objective
-from gspo_lab.policy import response_logprobs
+from gspo_lab.policy import rollout_logprobs
 from gspo_lab.reductions import masked_mean
 from gspo_lab.rollout import Rollout, rollout
 from gspo_lab.routing import expert_change_frac, expert_swap_frac, record_routing, replay_routing
@@ -115,14 +115,7 @@ def _rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
 
 def _forward(state: TrainState, data: Rollout, rows: torch.Tensor, routing_ctx) -> tuple:
     with routing_ctx as rec:
-        logp, entropy = response_logprobs(
-            state.model,
-            _rows(data.prompt_ids, rows),
-            _rows(data.prompt_mask, rows),
-            _rows(data.response_ids, rows),
-            _rows(data.response_mask, rows),
-            with_entropy=True,
-        )
+        logp, entropy = rollout_logprobs(state.model, data, rows, with_entropy=True)
     return logp, entropy, (rec.indices if rec is not None else None)
 
 
