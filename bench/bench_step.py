@@ -14,10 +14,10 @@ Methodology, numbered:
        stay alive and run in lockstep, driven over a pipe: ours, TRL, ours, TRL, …, one RL step at a time, so a
        burst of load on this shared machine hits both alike. The first ``--warmup`` steps of each are dropped.
        We report medians and the median of the per-pair ratio ours / TRL. Points 5 and 6 run afterwards in a
-       third process, so they never inflate either stack's RSS. Our timers wrap ``gspo_lab.train``'s module
+       third process, so they never inflate either stack's RSS. Our timers wrap ``gspo_lab.step``'s module
        functions ``rollout``, ``_forward`` and ``collect`` (a rename there shows up in tests/test_bench_smoke.py).
     2. One RL step = sampling + scoring + π_old's no-grad log-prob forward + 4 optimizer steps:
-       ours: ``gspo_lab.train.train_step`` (collect + 4 × update);
+       ours: ``gspo_lab.step.train_step`` (collect + 4 × update);
        TRL: everything ``Trainer.train`` does between two RL-step boundaries (4 optimizer steps, a
        ``TrainerCallback`` marks them), its dataloader, logging (``logging_steps=4``) and scheduler included.
        The lockstep wait sits outside the timed span.
@@ -30,11 +30,11 @@ Methodology, numbered:
        Both score with the sort task's partial credit (``Task.partial_reward``): with the exact-match reward every
        forced 24-token answer would score 0, every advantage would be 0 and the loss would be a constant.
        Each stack keeps its own defaults elsewhere (ours: torch AdamW; TRL: ``adamw_torch_fused``, constant lr).
-    4. Split of a step: ``gen`` = sampling with prompt encoding and decoding (ours: ``gspo_lab.train.rollout``;
+    4. Split of a step: ``gen`` = sampling with prompt encoding and decoding (ours: ``gspo_lab.step.rollout``;
        TRL: ``GRPOTrainer._generate``); ``old_logp`` = no-grad log-prob forwards; ``collect`` = the whole
        rollout phase (ours: ``collect``; TRL: ``_generate_and_score_completions``); ``update`` = step − collect
        (4 × forward + backward + clip + optimizer step, plus each loop's bookkeeping).
-    5. Update FLOP/s: one ``gspo_lab.train.update`` (forward, backward, clip, AdamW step) on a 64 × 48-token
+    5. Update FLOP/s: one ``gspo_lab.step.update`` (forward, backward, clip, AdamW step) on a 64 × 48-token
        minibatch, counted as 6 × active params × 3,072 tokens (attention scores and the log-softmax not counted),
        interleaved with a 2048² fp32 matmul and with matmuls at the model's own shapes (N × H @ H × 2H for the
        projections, N·k/E × H @ H × 2I for one expert's gate/up), all in one process on 1 thread.
@@ -140,7 +140,7 @@ def our_state(preset: str, minibatches: int):
     """A TrainState on the reference configuration, its rollout patched to fixed-length responses, and its timers."""
     import torch
 
-    import gspo_lab.train as loop
+    import gspo_lab.step as loop
     from gspo_lab.config import TrainConfig
 
     model, tokenizer, source = load_policy(preset)
@@ -182,7 +182,7 @@ def batch_shape(data) -> dict:
 def worker_ours(opts, chan: Channel) -> None:
     import torch
 
-    import gspo_lab.train as loop
+    import gspo_lab.step as loop
     from gspo_lab.model import count_params
 
     torch.set_num_threads(1)
@@ -331,7 +331,7 @@ def matmul_rate(m: int, k: int, n: int, min_s: float = 0.05) -> float:
 
 def flops_figures(opts, repeats: int) -> dict:
     """Update FLOP/s at 64 × 48 tokens, interleaved with the 2048² matmul and the model-shape matmuls."""
-    import gspo_lab.train as loop
+    import gspo_lab.step as loop
     from gspo_lab.model import count_params
 
     state, _, _, _ = our_state(opts.preset, PROMPTS * GROUP // FLOP_ROWS)

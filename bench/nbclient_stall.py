@@ -1,11 +1,11 @@
-"""How often does a widget cell stall headless (jupyter/nbclient#312), with and without gspo_lab.nbrun's fix?
+"""How often does a widget cell stall headless (jupyter/nbclient#312), with and without gspo_lab.nb.run's fix?
 
     python bench/nbclient_stall.py [--runs 30] [--fixed-timeout 20] [--stock-timeout 12] [--json PATH]
 
 Methodology, numbered:
     1. One tiny notebook (built here): a parameters cell, then three widget cells — an IntSlider + Output with an
        observer and a tqdm.auto loop; ``interact``; a tqdm.auto loop alone — each normally well under 1 s.
-    2. ``--runs`` executions through ``gspo_lab.nbrun.execute`` with the fix (engine ``gspo``), and as many with
+    2. ``--runs`` executions through ``gspo_lab.nb.run.execute`` with the fix (engine ``gspo``), and as many with
        papermill's stock nbclient engine (``engine_name=None``), *interleaved* (fixed, stock, fixed, …) so load on
        this shared machine hits both alike. Each execution starts a fresh gspo-lab kernel.
     3. A stall is a cell that took > 5 s (papermill's per-cell ``duration``). The stock engine does not fail on
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-from gspo_lab.nbrun import ENGINE_NAME, execute
+from gspo_lab.nb.run import ENGINE_NAME, execute
 
 STALL_S = 5.0
 

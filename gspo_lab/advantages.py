@@ -19,11 +19,12 @@ Deviations, declared:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 
 import torch
 from torch import Tensor
 
+from gspo_lab.metrics import metric
 from gspo_lab.validate import check_finite, check_group_size
 
 __all__ = ["ZERO_STD_RTOL", "AdvantageStats", "group_advantages"]
@@ -40,12 +41,10 @@ _SCALES = ("std", "none")
 class AdvantageStats:
     """Detached statistics of one advantage computation. ``as_dict()`` gives the namespaced keys."""
 
-    reward_mean: float = field(metadata={"key": "reward/mean", "doc": "mean reward over the batch"})
-    reward_std: float = field(metadata={"key": "reward/std", "doc": "population std of rewards over the batch"})
-    zero_std_frac: float = field(
-        metadata={"key": "adv/zero_std_frac", "doc": "groups whose rewards are all equal (Â = 0: no signal)"}
-    )
-    adv_absmax: float = field(metadata={"key": "adv/absmax", "doc": "max |Â_i| over the batch"})
+    reward_mean: float = metric("reward/mean")
+    reward_std: float = metric("reward/std")
+    zero_std_frac: float = metric("adv/zero_std_frac")
+    adv_absmax: float = metric("adv/absmax")
 
     def as_dict(self) -> dict[str, float]:
         return {f.metadata["key"]: getattr(self, f.name) for f in fields(self)}

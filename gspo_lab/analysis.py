@@ -24,7 +24,7 @@ from gspo_lab.config import TrainConfig
 from gspo_lab.policy import rollout_logprobs
 from gspo_lab.ratios import seq_log_ratio, seq_log_ratio_sum, tok_log_ratio
 from gspo_lab.routing import expert_change_frac, record_routing
-from gspo_lab.train import collect, init_state, update
+from gspo_lab.step import collect, init_state, update
 
 __all__ = [
     "Probe",
@@ -93,7 +93,7 @@ def offpolicy_trace(
     """Take ``updates`` optimizer steps on one rollout batch; score it and fresh probe batches after each step.
 
     Update k uses minibatch (k − 1) mod M of the training batch (``cfg.minibatches``), the objective
-    ``cfg.objective`` and the loop's own :func:`gspo_lab.train.update`. The probes (one batch per length in
+    ``cfg.objective`` and the loop's own :func:`gspo_lab.step.update`. The probes (one batch per length in
     ``probe_lengths``, sampled from π_old before any update) share the *same* policy change, so comparing them
     isolates the effect of response length. ``init_kw`` passes a model/tokenizer instead of ``cfg.checkpoint``.
     """

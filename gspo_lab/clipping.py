@@ -19,7 +19,7 @@ from gspo_lab.config import TrainConfig
 from gspo_lab.metrics import objective_stats
 from gspo_lab.objectives import OBJECTIVES
 from gspo_lab.reductions import masked_mean
-from gspo_lab.train import init_state, train_step
+from gspo_lab.step import init_state, train_step
 
 __all__ = ["ClipRun", "clip_runs", "clip_whatif"]
 

@@ -31,49 +31,100 @@ from torch import Tensor
 
 from gspo_lab.reductions import masked_mean
 
-__all__ = ["ObjectiveStats", "objective_stats", "catalogue"]
+__all__ = ["CATALOGUE", "metric", "ObjectiveStats", "objective_stats", "catalogue"]
 
 
-def _metric(key: str, doc: str):
-    return field(metadata={"key": key, "doc": doc})
+#: Every key gspo_lab writes into a metrics table, with its definition: the one catalogue. ObjectiveStats,
+#: AdvantageStats and the training loop name keys from here; a key missing here fails at import (``metric``) or in
+#: tests/test_metrics_catalogue.py (loop rows, eval rows).
+CATALOGUE: dict[str, str] = {
+    # index columns of a metrics table (coordinates, not measurements)
+    "rollout": "index of the rollout batch (RL step), from 0",
+    "update": "index of the optimizer step, from 0",
+    "update_in_rollout": "k: optimizer steps already taken on this rollout batch (0 = on-policy)",
+    "epoch": "pass over the rollout batch",
+    # rewards and advantages of the rollout batch (gspo_lab.advantages)
+    "reward/mean": "mean reward over the batch",
+    "reward/std": "population std of rewards over the batch",
+    "reward/accuracy": "exact-match fraction of the rollout batch (final answer, Task.reward)",
+    "reward/minibatch_mean": "mean reward of this minibatch's responses",
+    "adv/zero_std_frac": "groups whose rewards are all equal (Â = 0: no signal)",
+    "adv/absmax": "max |Â_i| over the batch",
+    # clipping (ObjectiveStats)
+    "clip/token_frac": "valid tokens whose clip is active for the sign of Â (a clipped GSPO response counts all "
+    "its tokens: our reading of the paper's Fig. 2, which never defines a clipped token)",
+    "clip/token_frac_low": "valid tokens with ratio < 1−ε_low and Â < 0",
+    "clip/token_frac_high": "valid tokens with ratio > 1+ε_high and Â > 0",
+    "clip/token_frac_outside": "valid tokens whose ratio lies outside [1−ε_low, 1+ε_high], any Â",
+    "clip/seq_frac": "responses (of all B) with at least one clip-active token",
+    "clip/seq_frac_low": "responses with a low-clip-active token (Â < 0)",
+    "clip/seq_frac_high": "responses with a high-clip-active token (Â > 0)",
+    "clip/seq_frac_outside": "responses with at least one token whose ratio lies outside the band, any Â",
+    # importance ratios (ObjectiveStats)
+    "ratio/tok_log_mean": "mean of log w_{i,t} over valid tokens",
+    "ratio/tok_log_std": "population std of log w_{i,t} over valid tokens",
+    "ratio/tok_log_absmax": "max |log w_{i,t}| over valid tokens",
+    "ratio/seq_log_mean": "mean of log s_i over non-empty responses",
+    "ratio/seq_log_std": "population std of log s_i over non-empty responses",
+    "ratio/seq_log_absmax": "max |log s_i| over non-empty responses",
+    # KL(π_old‖π_θ) on the minibatch (ObjectiveStats)
+    "kl/k1": "mean over valid tokens of −log w_{i,t}: KL(π_old‖π_θ), unbiased",
+    "kl/k3": "mean over valid tokens of w_{i,t} − 1 − log w_{i,t}: KL(π_old‖π_θ), >= 0",
+    # counts (ObjectiveStats)
+    "count/seqs": "responses in the batch (B), empty ones included",
+    "count/tokens": "valid tokens in the batch (Σ_i |y_i|)",
+    "count/empty_seqs": "responses with no valid token (contribute 0 to the loss)",
+    # the update (gspo_lab.step)
+    "loss/policy": "the objective's loss (−J) on this minibatch",
+    "optim/lr": "learning rate used by this step",
+    "grad/norm": "gradient norm before clipping",
+    "policy/entropy": "mean entropy of π_θ(·|x, y_<t) at the sampling temperature over valid response tokens",
+    "response/length": "mean valid response tokens (<eos> included) in the rollout batch",
+    "response/truncated_frac": "responses without <eos> within max_new_tokens",
+    "moe/expert_change": "(token, layer) top-k sets differing between π_old and π_θ (routing.expert_change_frac)",
+    "moe/expert_swap": "activated experts of π_θ that π_old did not use (routing.expert_swap_frac)",
+    "time/rollout_s": "seconds spent sampling and scoring this rollout batch (incl. π_old forwards)",
+    "time/update_s": "seconds of this optimizer step (forward, backward, step)",
+}
+
+
+def metric(key: str):
+    """A dataclass field whose metadata names its catalogue key (KeyError here if the key is not catalogued)."""
+    return field(metadata={"key": key, "doc": CATALOGUE[key]})
 
 
 @dataclass(frozen=True)
 class ObjectiveStats:
     """Detached statistics of one objective evaluation. ``as_dict()`` gives the namespaced keys."""
 
-    clip_token_frac: float = _metric("clip/token_frac", "valid tokens whose clip is active for the sign of Â")
-    clip_token_frac_low: float = _metric("clip/token_frac_low", "valid tokens with ratio < 1−ε_low and Â < 0")
-    clip_token_frac_high: float = _metric("clip/token_frac_high", "valid tokens with ratio > 1+ε_high and Â > 0")
-    clip_token_frac_outside: float = _metric(
-        "clip/token_frac_outside", "valid tokens whose ratio lies outside [1−ε_low, 1+ε_high], any Â"
-    )
-    clip_seq_frac: float = _metric("clip/seq_frac", "responses (of all B) with at least one clip-active token")
-    clip_seq_frac_low: float = _metric("clip/seq_frac_low", "responses with a low-clip-active token (Â < 0)")
-    clip_seq_frac_high: float = _metric("clip/seq_frac_high", "responses with a high-clip-active token (Â > 0)")
-    clip_seq_frac_outside: float = _metric(
-        "clip/seq_frac_outside", "responses with at least one token whose ratio lies outside the band, any Â"
-    )
-    tok_log_ratio_mean: float = _metric("ratio/tok_log_mean", "mean of log w_{i,t} over valid tokens")
-    tok_log_ratio_std: float = _metric("ratio/tok_log_std", "population std of log w_{i,t} over valid tokens")
-    tok_log_ratio_absmax: float = _metric("ratio/tok_log_absmax", "max |log w_{i,t}| over valid tokens")
-    seq_log_ratio_mean: float = _metric("ratio/seq_log_mean", "mean of log s_i over non-empty responses")
-    seq_log_ratio_std: float = _metric("ratio/seq_log_std", "population std of log s_i over non-empty responses")
-    seq_log_ratio_absmax: float = _metric("ratio/seq_log_absmax", "max |log s_i| over non-empty responses")
-    kl_k1: float = _metric("kl/k1", "mean over valid tokens of −log w_{i,t}: KL(π_old‖π_θ), unbiased")
-    kl_k3: float = _metric("kl/k3", "mean over valid tokens of w_{i,t} − 1 − log w_{i,t}: KL(π_old‖π_θ), >= 0")
-    n_seqs: int = _metric("count/seqs", "responses in the batch (B), empty ones included")
-    n_tokens: int = _metric("count/tokens", "valid tokens in the batch (Σ_i |y_i|)")
-    n_empty_seqs: int = _metric("count/empty_seqs", "responses with no valid token (contribute 0 to the loss)")
+    clip_token_frac: float = metric("clip/token_frac")
+    clip_token_frac_low: float = metric("clip/token_frac_low")
+    clip_token_frac_high: float = metric("clip/token_frac_high")
+    clip_token_frac_outside: float = metric("clip/token_frac_outside")
+    clip_seq_frac: float = metric("clip/seq_frac")
+    clip_seq_frac_low: float = metric("clip/seq_frac_low")
+    clip_seq_frac_high: float = metric("clip/seq_frac_high")
+    clip_seq_frac_outside: float = metric("clip/seq_frac_outside")
+    tok_log_ratio_mean: float = metric("ratio/tok_log_mean")
+    tok_log_ratio_std: float = metric("ratio/tok_log_std")
+    tok_log_ratio_absmax: float = metric("ratio/tok_log_absmax")
+    seq_log_ratio_mean: float = metric("ratio/seq_log_mean")
+    seq_log_ratio_std: float = metric("ratio/seq_log_std")
+    seq_log_ratio_absmax: float = metric("ratio/seq_log_absmax")
+    kl_k1: float = metric("kl/k1")
+    kl_k3: float = metric("kl/k3")
+    n_seqs: int = metric("count/seqs")
+    n_tokens: int = metric("count/tokens")
+    n_empty_seqs: int = metric("count/empty_seqs")
 
     def as_dict(self) -> dict[str, float]:
         """{namespaced key: value}, e.g. ``{"clip/token_frac": 0.15, ...}``."""
         return {f.metadata["key"]: getattr(self, f.name) for f in fields(self)}
 
 
-def catalogue() -> dict[str, str]:
-    """{namespaced key: definition} for every field of :class:`ObjectiveStats`."""
-    return {f.metadata["key"]: f.metadata["doc"] for f in fields(ObjectiveStats)}
+def catalogue(prefix: str = "") -> dict[str, str]:
+    """{key: definition} of every catalogued metric (those starting with ``prefix``, e.g. ``"clip/"``)."""
+    return {k: v for k, v in CATALOGUE.items() if k.startswith(prefix)}
 
 
 def _std_absmax(x: Tensor, mask: Tensor) -> tuple[Tensor, Tensor, Tensor]:

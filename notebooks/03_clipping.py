@@ -44,7 +44,7 @@ from IPython.display import display
 from gspo_lab.clipping import clip_runs
 from gspo_lab.config import TrainConfig
 from gspo_lab.plots import plot_clip_runs
-from gspo_lab.results import claim, record_results
+from gspo_lab.nb.results import claim, record_results
 from gspo_lab.widgets import ClipPanel, clip_view
 
 cfg = TrainConfig(checkpoint=checkpoint, length=length, prompts_per_rollout=prompts, group_size=group_size,

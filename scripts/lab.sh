@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh ""  # "" = no extras (a bare `source` would hand it this script's arguments)
 set -euo pipefail
-python -c "from gspo_lab.nbrun import ensure_kernel; ensure_kernel()"
+python -c "from gspo_lab.nb.run import ensure_kernel; ensure_kernel()"
 exec jupyter lab --notebook-dir=notebooks "$@"

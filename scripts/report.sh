@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh ""  # "" = no extras (a bare `source` would hand it this script's arguments)
 set -euo pipefail
-python -m gspo_lab.nbrun --tier full "$@"
+python -m gspo_lab.nb.run --tier full "$@"

@@ -75,7 +75,7 @@ from pathlib import Path
 
 import pytest
 
-from gspo_lab.nbparams import NOTEBOOKS
+from gspo_lab.nb.params import NOTEBOOKS
 from gspo_lab.paths import repo_root, runs_dir
 
 CHROMIUM = Path(os.environ.get("GSPO_LAB_CHROMIUM", "/usr/bin/chromium"))  # Debian's; never a downloaded one
@@ -240,7 +240,7 @@ def lab_env(root: Path, extra: dict[str, str]) -> dict[str, str]:
 
 def start_lab(root: Path, extra_env: dict[str, str] | None = None) -> Lab:
     """Start JupyterLab on a copy of notebooks/*.ipynb under ``root``; returns once /api/status answers 200."""
-    from gspo_lab.nbrun import ensure_kernel
+    from gspo_lab.nb.run import ensure_kernel
 
     ensure_kernel()
     served = root / "notebooks"
@@ -335,7 +335,7 @@ def wait_kernel_ready(page, lab: Lab, notebook: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{notebook}: no connected kernel after {KERNEL_READY_S} s: {kernel}")
         time.sleep(0.2)
-    from gspo_lab.nbrun import KERNEL_NAME
+    from gspo_lab.nb.run import KERNEL_NAME
 
     assert kernel["name"] == KERNEL_NAME, f"{notebook} runs kernel {kernel['name']!r}, not {KERNEL_NAME!r}"
 

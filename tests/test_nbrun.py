@@ -1,4 +1,4 @@
-"""Headless notebook execution (gspo_lab.nbrun) and the HTML report (gspo_lab.report), on a tiny throwaway notebook.
+"""Headless notebook execution (gspo_lab.nb.run) and the HTML report (gspo_lab.nb.report), on a tiny throwaway notebook.
 
 The notebook has what the real ones have: a ``parameters`` cell, widgets with an observer, a tqdm.auto loop, a
 matplotlib figure and a ``record_results`` call. Three kernel runs in all (a few seconds each).
@@ -18,10 +18,10 @@ from jupyter_client.channels import AsyncZMQSocketChannel
 from nbclient.exceptions import CellTimeoutError
 from papermill.exceptions import PapermillExecutionError
 
-from gspo_lab import nbrun
-from gspo_lab.nbrun import KERNEL_NAME, POLL_SLICE_S, SlicedShellChannel, ensure_kernel, execute
-from gspo_lab.report import build_report, summarize
-from gspo_lab.results import load_results
+from gspo_lab.nb import run as nbrun
+from gspo_lab.nb.report import build_report, summarize
+from gspo_lab.nb.results import load_results
+from gspo_lab.nb.run import KERNEL_NAME, POLL_SLICE_S, SlicedShellChannel, ensure_kernel, execute
 
 WIDGET_CELL = """\
 import ipywidgets as widgets
@@ -54,7 +54,7 @@ RECORD_CELL = """\
 import os
 import sys
 
-from gspo_lab.results import claim, record_results
+from gspo_lab.nb.results import claim, record_results
 
 record_results(
     results_path,

@@ -9,7 +9,7 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from gspo_lab.nbparams import NOTEBOOKS
+from gspo_lab.nb.params import NOTEBOOKS
 
 ROOT = Path(__file__).resolve().parents[1] / "notebooks"
 NAMES = sorted(NOTEBOOKS)

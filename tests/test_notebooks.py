@@ -1,6 +1,6 @@
 """The notebooks as regression tests: each runs headless (smoke tier) under papermill and its claims hold.
 
-Every notebook records claims computed *live* in this run from a shipped checkpoint (gspo_lab.results); the
+Every notebook records claims computed *live* in this run from a shipped checkpoint (gspo_lab.nb.results); the
 assertions below read that JSON back. One run of all notebooks per test session (module fixture).
 """
 
@@ -11,8 +11,8 @@ import shutil
 
 import pytest
 
-from gspo_lab.nbparams import NOTEBOOKS
-from gspo_lab.nbrun import execute, run_all
+from gspo_lab.nb.params import NOTEBOOKS
+from gspo_lab.nb.run import execute, run_all
 from gspo_lab.paths import repo_root
 
 SMOKE_CELL_TIMEOUT_S = 240

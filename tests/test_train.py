@@ -9,7 +9,8 @@ import torch
 
 from gspo_lab.checkpoints import load_checkpoint
 from gspo_lab.config import SMOKE, TrainConfig
-from gspo_lab.train import init_state, train, train_step
+from gspo_lab.step import init_state, train_step
+from gspo_lab.train import train
 
 CFG = replace(SMOKE, checkpoint="sweep-sort")
 

@@ -1,10 +1,10 @@
 """Headless notebook execution: the notebook regression tests and the main job.
 
-    python -m gspo_lab.nbrun --tier full [--out runs/<timestamp>] [--notebooks 00_tour 03_clipping]
+    python -m gspo_lab.nb.run --tier full [--out runs/<timestamp>] [--notebooks 00_tour 03_clipping]
 
-runs every notebook of ``gspo_lab.nbparams.NOTEBOOKS`` at a tier through papermill, each writing its results JSON
-(``gspo_lab.results``) beside its executed copy, then builds ``report.html`` (``gspo_lab.report``). The exit status
-is 1 when a notebook failed or a claim did not hold (the report is written either way).
+runs every notebook of ``gspo_lab.nb.params.NOTEBOOKS`` at a tier through papermill, each writing its results
+JSON (``gspo_lab.nb.results``) beside its executed copy, then builds ``report.html`` (``gspo_lab.nb.report``). The exit
+status is 1 when a notebook failed or a claim did not hold (the report is written either way).
 
 Where this departs from a plain ``papermill.execute_notebook``, numbered:
     1. The kernel is always ``gspo-lab``: a kernelspec installed into this environment (``sys.prefix``) that runs
@@ -40,8 +40,8 @@ from papermill.engines import NBClientEngine, papermill_engines
 from papermill.log import logger
 from traitlets import Type
 
-from .nbparams import NOTEBOOKS, TIERS, parameters_for
-from .paths import repo_root, runs_dir
+from gspo_lab.nb.params import NOTEBOOKS, TIERS, parameters_for
+from gspo_lab.paths import repo_root, runs_dir
 
 __all__ = [
     "KERNEL_NAME",
@@ -275,9 +275,9 @@ def run_all(
 
 def main(argv: list[str] | None = None) -> int:
     """The main job: run the notebooks, build the report, print its path. 0 when every notebook and claim passed."""
-    from .report import build_report, summarize
+    from gspo_lab.nb.report import build_report, summarize
 
-    parser = argparse.ArgumentParser(prog="python -m gspo_lab.nbrun", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m gspo_lab.nb.run", description=main.__doc__)
     parser.add_argument("--tier", choices=TIERS, default="full", help="parameter tier (default: full)")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: runs/<YYYYmmdd-HHMMSS>)")
     parser.add_argument("--notebooks", nargs="+", choices=list(NOTEBOOKS), default=None, help="a subset, in order")

@@ -1,4 +1,4 @@
-"""The main job's report: one HTML page over a run folder written by ``gspo_lab.nbrun.run_all``.
+"""The main job's report: one HTML page over a run folder written by ``gspo_lab.nb.run.run_all``.
 
 ``build_report(out_dir, runs)`` writes ``out_dir/report.html``: a summary (notebooks that ran, claims that held),
 then per notebook its execution time, its claims with verdicts, its headline numbers and its figures. Figures are

@@ -1,0 +1,217 @@
+"""One RL step, as plain functions: rollout batch -> rewards -> group advantages -> M minibatch updates.
+
+    state = init_state(cfg)            # policy from a cold-start checkpoint, optimizer, schedule, generators
+    batch = collect(state)             # sample, score, advantages, split, π_old's log-probs and routing
+    row = update(state, batch, m)      # one optimizer step on minibatch m
+    rows = train_step(state)           # one RL step: collect, then M × epochs updates
+
+The run around it (many steps, evaluation, saved state, resume) is :mod:`gspo_lab.train`.
+
+Where this departs from (or pins down) the paper's setup, numbered:
+    1. π_old's log-probs and routing come from a no-grad forward over each minibatch *before* any update, with
+       the very rows and shapes of that minibatch's update, so the first update on a rollout sees every ratio
+       exactly 1 and no expert change (tests/test_train.py). ``old_logp="sampler"`` uses the sampler's own
+       log-probs instead (the inference-engine variant of §5.4); the forward then only supplies the routing.
+    2. Minibatches partition a (seeded) shuffle of the B = prompts · G rows; the partition is kept across epochs.
+    3. Advantages are computed once per rollout batch over whole groups (Eq. 6), before the split.
+    4. No KL penalty, no entropy bonus, no load-balancing loss: the objective is the only loss.
+    5. A non-finite loss or gradient norm stops the run with an error; the last saved state is untouched.
+
+One row per optimizer step; every key is defined in :data:`gspo_lab.metrics.CATALOGUE`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from gspo_lab.advantages import group_advantages
+from gspo_lab.config import TrainConfig
+from gspo_lab.objectives import get_objective
+from gspo_lab.policy import rollout_logprobs
+from gspo_lab.reductions import masked_mean
+from gspo_lab.rollout import Rollout, rollout
+from gspo_lab.routing import expert_change_frac, expert_swap_frac, record_routing, replay_routing
+from gspo_lab.tasks import Task, get_task, load_split
+
+__all__ = ["TrainState", "RolloutBatch", "init_state", "collect", "update", "train_step"]
+
+
+@dataclass
+class TrainState:
+    """Everything a run needs to continue bit for bit: model, optimizer, schedule, generators, history."""
+
+    cfg: TrainConfig
+    model: torch.nn.Module
+    tokenizer: object
+    task: Task
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    prompt_gen: torch.Generator
+    sample_gen: torch.Generator
+    shuffle_gen: torch.Generator
+    rollout_index: int = 0
+    update_index: int = 0
+    history: list[dict] = field(default_factory=list)
+    ratios: list[dict] | None = None
+    """When a list, every update appends its detached log-ratios, advantages and mask (what-if analyses)."""
+
+    @property
+    def is_moe(self) -> bool:
+        return getattr(self.model.config, "num_experts", 0) > 0
+
+
+@dataclass
+class RolloutBatch:
+    """A scored rollout, split into minibatches, with π_old's log-probs and routing per minibatch."""
+
+    data: Rollout
+    rewards: torch.Tensor  # (B,)
+    adv: torch.Tensor  # (B,) Â_i
+    minibatches: list[torch.Tensor]  # M row-index tensors
+    old_logp: list[torch.Tensor]  # M × (b, T)
+    old_routing: list[torch.Tensor | None]  # M × (b, L, P + T, k), None for a dense model
+    stats: dict
+
+
+def init_state(cfg: TrainConfig, model=None, tokenizer=None) -> TrainState:
+    """A fresh run: the policy from ``cfg.checkpoint`` (or the given model/tokenizer), AdamW, seeded generators."""
+    if model is None:
+        from gspo_lab.checkpoints import load_checkpoint
+
+        model, tokenizer, _ = load_checkpoint(cfg.checkpoint)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+    warm = max(cfg.warmup_steps, 1)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm))
+    gens = [torch.Generator().manual_seed(cfg.seed * 3 + i) for i in range(3)]
+    return TrainState(cfg, model, tokenizer, get_task(cfg.task), opt, sched, *gens)
+
+
+def _rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    return x.index_select(0, rows)
+
+
+def _forward(state: TrainState, data: Rollout, rows: torch.Tensor, routing_ctx) -> tuple:
+    with routing_ctx as rec:
+        logp, entropy = rollout_logprobs(state.model, data, rows, with_entropy=True)
+    return logp, entropy, (rec.indices if rec is not None else None)
+
+
+@torch.no_grad()
+def collect(state: TrainState) -> RolloutBatch:
+    """Sample a rollout batch, score it, compute advantages, split it, and take π_old's log-probs and routing."""
+    cfg, task, t0 = state.cfg, state.task, time.perf_counter()
+    pool = load_split(task, "train", cfg.length)
+    picks = torch.randint(0, len(pool), (cfg.prompts_per_rollout,), generator=state.prompt_gen).tolist()
+    problems = [pool[i] for i in picks]
+    max_new = cfg.max_new_tokens or len(problems[0].target) + 4
+    data = rollout(
+        state.model,
+        state.tokenizer,
+        problems,
+        cfg.group_size,
+        max_new_tokens=max_new,
+        generator=state.sample_gen,
+        temperature=cfg.temperature,
+        recompute_old_logp=False,
+        sampler_autocast_dtype=torch.bfloat16 if cfg.old_logp == "sampler_bf16" else None,
+    )
+    score = task.reward if cfg.reward == "exact" else task.partial_reward
+    rewards = torch.tensor([score(p, c) for p, c in zip(data.problems, data.completions, strict=True)])
+    accuracy = sum(task.reward(p, c) for p, c in zip(data.problems, data.completions, strict=True))
+    adv, adv_stats = group_advantages(rewards, cfg.group_size, scale=cfg.advantage_scale)
+    B = rewards.numel()
+    order = torch.randperm(B, generator=state.shuffle_gen) if cfg.shuffle else torch.arange(B)
+    minibatches = list(order.chunk(cfg.minibatches))
+    old_logp, old_routing = [], []
+    state.model.train()  # the mode of the updates: the same arithmetic, so the first ratios are exactly 1
+    for rows in minibatches:
+        ctx = record_routing(state.model) if state.is_moe else contextlib.nullcontext()
+        logp, _, routing = _forward(state, data, rows, ctx)
+        old_logp.append(logp if cfg.old_logp == "recompute" else _rows(data.sampler_logp, rows))
+        old_routing.append(routing)
+    stats = {
+        **adv_stats.as_dict(),
+        "reward/accuracy": accuracy / B,
+        "response/length": data.response_mask.sum(-1).float().mean().item(),
+        "response/truncated_frac": data.truncated.float().mean().item(),
+        "time/rollout_s": time.perf_counter() - t0,
+    }
+    return RolloutBatch(data, rewards, adv, minibatches, old_logp, old_routing, stats)
+
+
+def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
+    """One optimizer step on minibatch ``m``; returns its metrics row (objective stats included)."""
+    cfg, t0 = state.cfg, time.perf_counter()
+    rows, data = batch.minibatches[m], batch.data
+    mask = _rows(data.response_mask, rows)
+    if not state.is_moe:
+        ctx = contextlib.nullcontext()
+    elif cfg.routing_replay:
+        ctx = replay_routing(state.model, batch.old_routing[m])
+    else:
+        ctx = record_routing(state.model)
+    state.model.train()
+    logp, entropy, routing = _forward(state, data, rows, ctx)
+    eps_low, eps_high = cfg.clip
+    loss, stats = get_objective(cfg.objective)(
+        logp, batch.old_logp[m], _rows(batch.adv, rows), mask, eps_low=eps_low, eps_high=eps_high
+    )
+    state.optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    max_norm = cfg.grad_clip if cfg.grad_clip is not None else math.inf
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(state.model.parameters(), max_norm))
+    if not (math.isfinite(loss.item()) and math.isfinite(grad_norm)):
+        raise FloatingPointError(
+            f"non-finite loss ({loss.item()}) or gradient norm ({grad_norm}) at rollout {state.rollout_index}, "
+            f"minibatch {m}, objective {cfg.objective!r}: the policy diverged; the last saved state is kept"
+        )
+    lr = state.optimizer.param_groups[0]["lr"]
+    state.optimizer.step()
+    state.scheduler.step()
+    if state.ratios is not None:
+        old_logp = batch.old_logp[m]
+        state.ratios.append(
+            {
+                "rollout": state.rollout_index,
+                "update": state.update_index,
+                "tok_log_ratio": (logp.detach() - old_logp).where(mask, 0.0),
+                "adv": _rows(batch.adv, rows),
+                "mask": mask,
+            }
+        )
+    row = {"loss/policy": loss.item(), "optim/lr": lr, "grad/norm": grad_norm}
+    row["policy/entropy"] = masked_mean(entropy.detach(), mask, dim=None).item()
+    row["reward/minibatch_mean"] = _rows(batch.rewards, rows).mean().item()
+    if routing is not None:
+        full_mask = torch.cat([_rows(data.prompt_mask, rows), mask], 1)
+        row["moe/expert_change"] = expert_change_frac(batch.old_routing[m], routing, full_mask)
+        row["moe/expert_swap"] = expert_swap_frac(batch.old_routing[m], routing, full_mask)
+    row.update(stats.as_dict())
+    row["time/update_s"] = time.perf_counter() - t0
+    return row
+
+
+def train_step(state: TrainState) -> list[dict]:
+    """One RL step: collect a rollout batch, then ``epochs`` × M optimizer steps on it. Returns the new rows."""
+    batch = collect(state)
+    rows = []
+    for epoch in range(state.cfg.epochs):
+        for m in range(state.cfg.minibatches):
+            row = {
+                "rollout": state.rollout_index,
+                "update": state.update_index,
+                "update_in_rollout": epoch * state.cfg.minibatches + m,
+                "epoch": epoch,
+            }
+            row.update(update(state, batch, m))
+            row.update(batch.stats)
+            rows.append(row)
+            state.update_index += 1
+    state.rollout_index += 1
+    state.history.extend(rows)
+    return rows

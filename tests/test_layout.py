@@ -1,0 +1,78 @@
+"""The package's layers: no import cycle anywhere (imports inside functions included), the notebook machinery kept
+in its own subpackage, and the math never importing the rig or the notebooks."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[1] / "gspo_lab"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PKG.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    modules = {_module_name(p): p for p in PKG.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):  # every import, at module level or inside a function
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                assert node.level == 0, f"{name}: use absolute imports (found a relative one)"
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            deps |= {t for t in targets if t in modules and t != name}
+        graph[name] = deps
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                return stack[stack.index(dep) :] + [dep]
+            if dep not in state and (found := visit(dep)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_no_import_cycle_lazy_imports_included():
+    graph = _import_graph()
+    graph.pop("gspo_lab", None)  # the package's __init__ re-exports; no module imports it (checked below)
+    assert not any("gspo_lab" in deps for deps in graph.values()), "a submodule imports the package __init__"
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_detects_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_layers():
+    graph = _import_graph()
+    math_modules = ("ratios", "reductions", "objectives", "advantages", "metrics", "validate")
+    rig = {"gspo_lab." + m for m in ("step", "train", "rollout", "policy", "model", "routing", "checkpoints", "cli")}
+    for m in math_modules:
+        deps = graph[f"gspo_lab.{m}"]
+        assert not deps & rig, f"math module {m} imports the rig: {deps & rig}"
+        assert not any(d.startswith("gspo_lab.nb") for d in deps), f"math module {m} imports the notebook machinery"
+    flat = sorted(p.stem for p in PKG.glob("*.py"))
+    assert not {"nbrun", "nbparams", "report", "results"} & set(flat), flat
+    assert {"run", "params", "report", "results"} <= {p.stem for p in (PKG / "nb").glob("*.py")}
