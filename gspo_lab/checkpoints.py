@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["checkpoint_path", "load_checkpoint"]
+__all__ = ["checkpoint_path", "checkpoint_task", "load_checkpoint"]
 
 
 def checkpoint_path(name_or_path: str | Path) -> Path:
@@ -24,6 +24,22 @@ def checkpoint_path(name_or_path: str | Path) -> Path:
         return shipped / str(name_or_path)
     names = sorted(p.name for p in shipped.iterdir() if (p / "config.json").is_file()) if shipped.is_dir() else []
     raise FileNotFoundError(f"checkpoint must be one of {names} or a checkpoint folder, got {str(name_or_path)!r}")
+
+
+def checkpoint_task(name_or_path: str | Path) -> str:
+    """The task a checkpoint was trained on: its ``sft.json`` (``task`` or ``config.task``), else a ``task`` field
+    of its ``config.json``; a folder stating neither is refused (a policy trained on one task says nothing about
+    another). Reads JSON only: no weights are loaded."""
+    folder = checkpoint_path(name_or_path)
+    record = json.loads((folder / "sft.json").read_text()) if (folder / "sft.json").is_file() else {}
+    config = json.loads((folder / "config.json").read_text())
+    task = record.get("task") or record.get("config", {}).get("task") or config.get("task")
+    if not task:
+        raise ValueError(
+            f"checkpoint {str(name_or_path)!r} does not state its task: {folder} needs an sft.json with a 'task' "
+            "(gspo-lab sft and gspo-lab export write one) or a 'task' field in its config.json"
+        )
+    return str(task)
 
 
 def load_checkpoint(name_or_path: str | Path):

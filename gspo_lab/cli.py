@@ -1,10 +1,13 @@
 """``gspo-lab``: the command line. Every flag of ``sft`` and ``train`` is a field of SFTConfig / TrainConfig.
 
     gspo-lab sft --preset moe --task sort --out data/checkpoints/moe-sort
-    gspo-lab train --objective grpo --minibatches 4 --rollouts 50 --run-dir runs/grpo
+    gspo-lab train --objective grpo --minibatches 4 --rollouts 50 --eval-every 10 --run-dir runs/grpo
+    gspo-lab eval moe-sort --lengths 8 12       # held-out accuracy per length of a checkpoint or a run's policy
+    gspo-lab export runs/grpo runs/grpo-policy  # a run's latest policy as a loadable transformers folder
     gspo-lab bench
 
-Bad flags and impossible combinations exit with status 2 and a one-line error naming the flag.
+Bad flags and impossible combinations exit with status 2 and a one-line error naming the flag, before any weights
+load or any folder is written (the configs check every field when they are made).
 """
 
 from __future__ import annotations
@@ -78,7 +81,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_train = sub.add_parser("train", help="run the RL loop; writes metrics and resumable state to --run-dir")
     _add_dataclass_flags(p_train, TrainConfig, _docs(TrainConfig))
     p_train.add_argument("--run-dir", default=None, help="output folder (default: runs/<objective>-<time>)")
-    p_train.add_argument("--resume", action="store_true", help="continue the run saved in --run-dir")
+    p_train.add_argument(
+        "--resume", action="store_true", help="continue the run saved in --run-dir (an error if none is saved there)"
+    )
+    p_eval = sub.add_parser("eval", help="held-out exact-match accuracy per length of a checkpoint or a run's policy")
+    p_eval.add_argument("source", help="a checkpoint (name under data/checkpoints/ or folder) or a run folder")
+    p_eval.add_argument("--lengths", type=int, nargs="*", default=None, help="problem sizes (default: all)")
+    p_eval.add_argument("--prompts", type=int, default=64, help="eval-split prompts per length (default: 64)")
+    p_eval.add_argument("--temperature", type=float, default=None, help="sampling τ (default: the run's, or 1)")
+    p_eval.add_argument("--seed", type=int, default=0, help="seeds the sampled evaluation (default: 0)")
+    p_export = sub.add_parser("export", help="write a run's latest policy as a loadable transformers folder")
+    p_export.add_argument("run", help="a run folder (written by gspo-lab train)")
+    p_export.add_argument("out", help="the folder to write (must not exist or be empty)")
     p_bench = sub.add_parser("bench", help="benchmark one RL step against TRL's GRPOTrainer (bench/)")
     p_bench.add_argument("args", nargs=argparse.REMAINDER, help="arguments for bench/bench_step.py")
     return parser
@@ -99,6 +113,57 @@ def _as_flags(message: str, args: argparse.Namespace) -> str:
     names = sorted((k for k in vars(args) if k not in ("command", "args")), key=len, reverse=True)
     pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?![\w])")
     return pattern.sub(lambda m: _flag(m.group(1)), message)
+
+
+def _policy(source: str):
+    """(model, tokenizer, task name, temperature, what) of a run folder's latest policy or of a checkpoint."""
+    from gspo_lab.checkpoints import checkpoint_task, load_checkpoint
+
+    if (Path(source) / "config.json").is_file() and (Path(source) / "LATEST").is_file():
+        from gspo_lab.train import load_run_policy
+
+        model, tokenizer, cfg, done = load_run_policy(source)
+        return model, tokenizer, cfg.task, cfg.temperature, f"run {source} after {done} rollouts"
+    task = checkpoint_task(source)  # checks the folder before any weights load
+    model, tokenizer, _ = load_checkpoint(source)
+    return model, tokenizer, task, 1.0, f"checkpoint {source}"
+
+
+def _eval(args: argparse.Namespace) -> None:
+    import torch
+
+    from gspo_lab.evaluate import evaluate_lengths
+
+    if args.prompts < 1:
+        raise ValueError(f"prompts must be >= 1, got {args.prompts}")
+    if args.temperature is not None and not args.temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {args.temperature}")
+    model, tokenizer, task, temperature, what = _policy(args.source)
+    temperature = args.temperature or temperature
+    kw = {"prompts": args.prompts}
+    sampled = evaluate_lengths(
+        model,
+        tokenizer,
+        task,
+        args.lengths,
+        temperature=temperature,
+        generator=torch.Generator().manual_seed(args.seed),
+        **kw,
+    )
+    greedy = evaluate_lengths(model, tokenizer, task, args.lengths, greedy=True, **kw)
+    table = sampled.merge(greedy, on="length")
+    print(f"{what}: task {task}, {args.prompts} eval prompts per length, sampled at τ = {temperature} and greedy")
+    print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+
+
+def _export(args: argparse.Namespace) -> None:
+    from gspo_lab.evaluate import export_policy
+    from gspo_lab.train import load_run_policy
+
+    model, tokenizer, cfg, done = load_run_policy(args.run)
+    record = {"task": cfg.task, "source_run": str(args.run), "rollouts": done, "train_config": dataclasses.asdict(cfg)}
+    out = export_policy(model, tokenizer, args.out, record)
+    print(f"wrote {out}: the policy of {args.run} after {done} rollouts (task {cfg.task})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
             table = train(cfg, run_dir, resume=args.resume)
             last = table[table["rollout"] == table["rollout"].max()].iloc[-1]
             print(f"{run_dir}: {len(table)} updates, last reward {last['reward/mean']:.3f}")
+        elif args.command == "eval":
+            _eval(args)
+        elif args.command == "export":
+            _export(args)
         elif args.command == "bench":
             import runpy
 

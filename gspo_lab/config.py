@@ -1,14 +1,20 @@
 """The RL loop's configuration: one frozen dataclass; each field's docstring is its ``gspo-lab train`` help.
 
 Override with ``dataclasses.replace(cfg, objective="grpo")``; :data:`SMOKE` is the small CPU preset tests use.
+Every field is checked when the config is made — before any weights load or any folder is written — and an error
+names the field (the CLI turns it into ``--flag``). Making a config reads the checkpoint's small JSON files (its task).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
+from gspo_lab.checkpoints import checkpoint_task
 from gspo_lab.objectives import OBJECTIVES, get_objective
+from gspo_lab.schedule import check_schedule
 from gspo_lab.tasks import get_task
+from gspo_lab.validate import check_clip_range
 
 __all__ = ["TrainConfig", "SMOKE"]
 
@@ -19,9 +25,9 @@ REWARDS = ("exact", "partial")
 @dataclass(frozen=True)
 class TrainConfig:
     checkpoint: str = "sweep-sort"
-    """Cold-start checkpoint: a folder name under data/checkpoints/, or a path."""
+    """Cold-start checkpoint: a folder name under data/checkpoints/, or a path (also the KL reference policy)."""
     task: str = "sort"
-    """Task (sort | add); must match the checkpoint's."""
+    """Task (sort | add); must be the one the checkpoint was trained on (its sft.json)."""
     length: int = 12
     """Problem size L (sort: L digits, so L + 1 response tokens with <eos>)."""
     objective: str = "gspo"
@@ -41,9 +47,17 @@ class TrainConfig:
     rollouts: int = 20
     """Rollout batches (RL steps) to run."""
     lr: float = 3e-5
-    """AdamW learning rate (after warm-up)."""
+    """AdamW peak learning rate (after warm-up)."""
     warmup_steps: int = 0
-    """Optimizer steps of linear learning-rate warm-up."""
+    """Optimizer steps of linear learning-rate warm-up (0 = none)."""
+    lr_schedule: str = "constant"
+    """constant | cosine (decay to 0 at lr_horizon_steps, after warm-up), gspo_lab/schedule.py."""
+    lr_horizon_steps: int = 0
+    """Cosine schedule: optimizer steps until the learning rate reaches 0 (its own field: resuming with more
+    rollouts keeps the schedule). Unused by constant."""
+    beta: float = 0.0
+    """KL penalty coefficient β >= 0 to the reference policy (the cold start), k3 estimator (gspo_lab/penalties.py);
+    0 = none, as in the GSPO paper (no extra forward pass)."""
     grad_clip: float | None = 1.0
     """Clip the gradient norm at this value; None turns clipping off."""
     routing_replay: bool = False
@@ -62,8 +76,13 @@ class TrainConfig:
     """Shuffle rows before splitting into minibatches."""
     seed: int = 0
     """Seeds the prompt stream, the sampler and the shuffles (each its own torch.Generator)."""
+    eval_every: int = 0
+    """Held-out evaluation every N rollouts and before the first (exact-match accuracy on the fixed eval split at
+    the training length, sampled at the training temperature and greedy; rows in eval.csv); 0 = off."""
+    eval_prompts: int = 64
+    """Eval-split prompts per evaluation (the same prompts every time)."""
     threads: int = 1
-    """torch threads (1 was fastest for these sizes on a shared 2-core machine, shared/NOTES.md)."""
+    """torch threads (1 was fastest for these sizes on a shared 2-core machine; README, "Measured here")."""
 
     def __post_init__(self):
         get_objective(self.objective)
@@ -90,8 +109,22 @@ class TrainConfig:
             raise ValueError(f"lr and temperature must be > 0, got lr={self.lr}, temperature={self.temperature}")
         if self.grad_clip is not None and not self.grad_clip > 0:
             raise ValueError(f"grad_clip must be > 0 or None (off), got {self.grad_clip}")
-        if self.warmup_steps < 0 or self.max_new_tokens < 0:
-            raise ValueError("warmup_steps and max_new_tokens must be >= 0")
+        if self.max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be >= 0, got {self.max_new_tokens}")
+        check_schedule(self.lr_schedule, self.warmup_steps, self.lr_horizon_steps)
+        if not (math.isfinite(self.beta) and self.beta >= 0):
+            raise ValueError(f"beta must be a finite number >= 0, got {self.beta}")
+        if self.eval_every < 0:
+            raise ValueError(f"eval_every must be >= 0 (0 = off), got {self.eval_every}")
+        if self.eval_prompts < 1:
+            raise ValueError(f"eval_prompts must be >= 1, got {self.eval_prompts}")
+        check_clip_range(*self.clip)  # the band in force: given values, else the objective's defaults
+        ckpt_task = checkpoint_task(self.checkpoint)  # raises FileNotFoundError naming the checkpoint
+        if ckpt_task != self.task:
+            raise ValueError(
+                f"task={self.task!r} does not match checkpoint {self.checkpoint!r}, which was trained on "
+                f"{ckpt_task!r}: pass task={ckpt_task!r} or a {self.task!r} checkpoint"
+            )
 
     @property
     def clip(self) -> tuple[float, float]:

@@ -19,8 +19,8 @@ Where this departs from (or pins down) the training rollout, numbered:
     1. Budget: ``max_new_tokens`` defaults to the longest eval target + 4 tokens; training's rule
        (``collect``: the batch's first target + 4) gives the same number for ``sort`` (every target has L
        characters), and for ``add`` the longest target, so no correct answer is ever cut off.
-    2. Greedy decoding is argmax over the logits with the sampler's KV-cache call pattern
-       (:func:`greedy_responses`; ``gspo_lab.rollout`` has no greedy mode); the first maximum wins a tie.
+    2. Greedy decoding is the sampler's argmax mode (``gspo_lab.rollout.sample_responses(greedy=True)``); the first
+       maximum wins a tie.
     3. The global RNG is never drawn from and the model's train/eval mode is restored, so switching evaluation on
        or off never changes a training stream driven by its own generators.
 """
@@ -35,52 +35,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import torch
-from torch import Tensor
-from transformers import DynamicCache
 
-from gspo_lab.policy import position_ids
-from gspo_lab.rollout import _cache_kwarg, decode_completions, encode_prompts, rollout
+from gspo_lab.rollout import rollout
 from gspo_lab.tasks import TASKS, Problem, Task, get_task, load_split
 
-__all__ = ["evaluate", "evaluate_lengths", "greedy_responses", "export_policy", "eval_keys"]
+__all__ = ["evaluate", "evaluate_lengths", "export_policy", "eval_keys"]
 
 
 def eval_keys(greedy: bool) -> tuple[str, str, str]:
     """The keys :func:`evaluate` returns in one mode: accuracy, response length, truncated fraction."""
     mode = "greedy" if greedy else "sampled"
     return (f"eval/accuracy_{mode}", f"eval/response_length_{mode}", f"eval/truncated_frac_{mode}")
-
-
-@torch.no_grad()
-def greedy_responses(
-    model: torch.nn.Module, prompt_ids: Tensor, prompt_mask: Tensor, *, max_new_tokens: int, eos_id: int, pad_id: int
-) -> tuple[Tensor, Tensor]:
-    """Argmax decoding with a KV cache: response_ids (B, T), response_mask (B, T), T <= max_new_tokens.
-
-    The twin of :func:`gspo_lab.rollout.sample_responses` (same layout: <eos> is a valid last token, padding after
-    it is not and is invisible to later steps) with ``argmax`` in place of ``multinomial``: no randomness at all.
-    """
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
-    B = prompt_ids.shape[0]
-    attn = prompt_mask.long()
-    pos = position_ids(attn)
-    cache_kw = {_cache_kwarg(model): DynamicCache(config=model.config)}
-    tokens, valid = [], []
-    done = torch.zeros(B, dtype=torch.bool)
-    out = model(input_ids=prompt_ids, attention_mask=attn, position_ids=pos, use_cache=True, **cache_kw)
-    next_pos = pos[:, -1:] + 1
-    for _ in range(max_new_tokens):
-        tok = out.logits[:, -1].argmax(-1).masked_fill(done, pad_id)  # argmax is temperature-invariant
-        tokens.append(tok)
-        valid.append(~done)
-        done = done | (tok == eos_id)
-        if bool(done.all()):
-            break
-        attn = torch.cat([attn, valid[-1].long()[:, None]], 1)
-        out = model(input_ids=tok[:, None], attention_mask=attn, position_ids=next_pos, use_cache=True, **cache_kw)
-        next_pos = next_pos + 1
-    return torch.stack(tokens, 1), torch.stack(valid, 1)
 
 
 def _check_args(prompts, temperature, generator, greedy, max_new_tokens, n_available: int) -> None:
@@ -98,34 +63,18 @@ def _check_args(prompts, temperature, generator, greedy, max_new_tokens, n_avail
 
 def _respond(model, tokenizer, problems: list[Problem], *, max_new_tokens, temperature, generator, greedy):
     """(completions, response_mask (B, T), truncated (B,)) of one response per problem."""
-    if not greedy:
-        r = rollout(
-            model,
-            tokenizer,
-            problems,
-            1,
-            max_new_tokens=max_new_tokens,
-            generator=generator,
-            temperature=temperature,
-            recompute_old_logp=False,
-        )
-        return r.completions, r.response_mask, r.truncated
-    prompt_ids, prompt_mask = encode_prompts(tokenizer, [p.prompt for p in problems])
-    was_training = model.training
-    model.eval()
-    try:
-        ids, mask = greedy_responses(
-            model,
-            prompt_ids,
-            prompt_mask,
-            max_new_tokens=max_new_tokens,
-            eos_id=tokenizer.eos_token_id,
-            pad_id=tokenizer.pad_token_id,
-        )
-    finally:
-        model.train(was_training)
-    truncated = mask[:, -1] & (ids[:, -1] != tokenizer.eos_token_id) & (mask.shape[1] == max_new_tokens)
-    return decode_completions(tokenizer, ids, mask), mask, truncated
+    r = rollout(
+        model,
+        tokenizer,
+        problems,
+        1,
+        max_new_tokens=max_new_tokens,
+        generator=generator,
+        temperature=temperature,
+        recompute_old_logp=False,
+        greedy=greedy,
+    )
+    return r.completions, r.response_mask, r.truncated
 
 
 @torch.no_grad()

@@ -76,6 +76,8 @@ CATALOGUE: dict[str, str] = {
     "count/empty_seqs": "responses with no valid token (contribute 0 to the loss)",
     # the update (gspo_lab.step)
     "loss/policy": "the objective's loss (−J) on this minibatch",
+    "loss/total": "the loss the optimizer minimised: loss/policy + β · ref/kl_k3",
+    "ref/kl_k3": "KL(π_θ‖π_ref) k3 estimate to the reference policy (the cold start), GRPO-aggregated; only when β > 0",
     "optim/lr": "learning rate used by this step",
     "grad/norm": "gradient norm before clipping",
     "policy/entropy": "mean entropy of π_θ(·|x, y_<t) at the sampling temperature over valid response tokens",
@@ -83,6 +85,14 @@ CATALOGUE: dict[str, str] = {
     "response/truncated_frac": "responses without <eos> within max_new_tokens",
     "moe/expert_change": "(token, layer) top-k sets differing between π_old and π_θ (routing.expert_change_frac)",
     "moe/expert_swap": "activated experts of π_θ that π_old did not use (routing.expert_swap_frac)",
+    # held-out evaluation (gspo_lab.evaluate; rows of a run's eval.csv, keyed by rollout = rollouts completed)
+    "eval/accuracy_sampled": "exact-match fraction (final answer) of one response per prompt on the first "
+    "eval_prompts prompts of the eval split at the training length, sampled at the training temperature",
+    "eval/accuracy_greedy": "the same with argmax decoding",
+    "eval/response_length_sampled": "mean valid response tokens (<eos> included) of the sampled eval responses",
+    "eval/response_length_greedy": "mean valid response tokens (<eos> included) of the greedy eval responses",
+    "eval/truncated_frac_sampled": "sampled eval responses without <eos> within the budget",
+    "eval/truncated_frac_greedy": "greedy eval responses without <eos> within the budget",
     "time/rollout_s": "seconds spent sampling and scoring this rollout batch (incl. π_old forwards)",
     "time/update_s": "seconds of this optimizer step (forward, backward, step)",
 }

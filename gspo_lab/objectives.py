@@ -35,7 +35,7 @@ from torch import Tensor
 
 from gspo_lab.metrics import ObjectiveStats, objective_stats
 from gspo_lab.ratios import gspo_token_log_ratio, seq_log_ratio, tok_log_ratio
-from gspo_lab.reductions import seq_mean_token_mean, seq_mean_token_sum_norm, token_mean
+from gspo_lab.reductions import seq_mean, seq_mean_token_mean, seq_mean_token_sum_norm, token_mean
 from gspo_lab.validate import (
     check_clip_range,
     check_finite,
@@ -148,8 +148,7 @@ def gspo(logp, old_logp, adv, mask, *, eps_low=GSPO_CLIP.low, eps_high=GSPO_CLIP
         logp, old_logp, adv, mask, eps_low, eps_high, per_token_adv=False
     )
     log_s = seq_log_ratio(logp, old_logp, mask)
-    per_seq = _clipped_surrogate(log_s, adv, eps_low, eps_high)
-    loss = -per_seq.where(mask.any(-1), per_seq.new_zeros(())).mean()
+    loss = -seq_mean(_clipped_surrogate(log_s, adv, eps_low, eps_high), mask)
     log_s_tokens, adv_tokens = _per_token(log_s, logp.shape), _per_token(adv, logp.shape)
     stats = objective_stats(tok_log_ratio(logp, old_logp, mask), log_s_tokens, adv_tokens, mask, eps_low, eps_high)
     return loss, stats
@@ -194,9 +193,11 @@ def grpo_const_norm(
 ):
     """GRPO's token ratios with Dr. GRPO's constant normaliser (Dr. GRPO, arXiv 2503.20783, §3.2).
 
-    J = 1/B Σ_i Σ_t min(w Â, clip(w) Â) / L_norm, with L_norm = ``norm_len`` (default T, the padded length; TRL's
-    ``dr_grpo`` uses ``max_completion_length``). Normalisation: ``seq_mean_token_sum_norm``, a constant, so a
-    response weighs in proportion to its length and the scale never depends on the batch. Returns (−J, stats).
+    J = 1/B Σ_i Σ_t min(w Â, clip(w) Â) / L_norm, with L_norm = ``norm_len``: the generation budget (TRL's
+    ``dr_grpo`` uses ``max_completion_length``; the loop passes ``max_new_tokens``). Default T, the padded
+    length — a constant only when every batch is padded to the budget. Normalisation: ``seq_mean_token_sum_norm``,
+    a constant, so a response weighs in proportion to its length and the scale never depends on the batch.
+    Returns (−J, stats).
     """
     logp, old_logp, adv, mask, eps_low, eps_high = _prepare(
         logp, old_logp, adv, mask, eps_low, eps_high, per_token_adv=True
@@ -236,11 +237,18 @@ class ObjectiveSpec:
     ratio: str  # which ratio is clipped: "token" | "sequence" | "gspo-token"
     aggregation: str  # the named reduction in gspo_lab.reductions
     reference: str
+    budget_kw: str | None = None  # keyword that takes the response budget (a constant length normaliser), if any
 
-    def __call__(self, logp, old_logp, adv, mask, **kwargs) -> tuple[Tensor, ObjectiveStats]:
-        """Call the objective with this entry's clip defaults unless ``eps_low`` / ``eps_high`` are given."""
+    def __call__(self, logp, old_logp, adv, mask, *, budget: int | None = None, **kwargs):
+        """Call the objective with this entry's clip defaults unless ``eps_low`` / ``eps_high`` are given.
+
+        ``budget``: the response budget (max new tokens) of the batch; passed on as ``budget_kw`` to objectives with
+        a constant length normaliser, ignored by the others (their normalisation does not depend on it).
+        """
         kwargs.setdefault("eps_low", self.clip.low)
         kwargs.setdefault("eps_high", self.clip.high)
+        if self.budget_kw is not None and budget is not None:
+            kwargs.setdefault(self.budget_kw, budget)
         return self.fn(logp, old_logp, adv, mask, **kwargs)
 
 
@@ -252,7 +260,13 @@ OBJECTIVES: dict[str, ObjectiveSpec] = {
         ObjectiveSpec("gspo_token", gspo_token, GSPO_CLIP, "gspo-token", "seq_mean_token_mean", "GSPO Eqs. 13-14"),
         ObjectiveSpec("grpo_token_mean", grpo_token_mean, DAPO_CLIP, "token", "token_mean", "DAPO §3.3"),
         ObjectiveSpec(
-            "grpo_const_norm", grpo_const_norm, PPO_CLIP, "token", "seq_mean_token_sum_norm", "Dr. GRPO §3.2"
+            "grpo_const_norm",
+            grpo_const_norm,
+            PPO_CLIP,
+            "token",
+            "seq_mean_token_sum_norm",
+            "Dr. GRPO §3.2",
+            budget_kw="norm_len",
         ),
         ObjectiveSpec("gspo_token_mean", gspo_token_mean, GSPO_CLIP, "sequence", "token_mean", "pitfall demo"),
     )

@@ -3,6 +3,11 @@
 The one place where a transformers model becomes the (B, T) ``logp`` tensor every objective takes. Used for π_old
 (no grad, right after sampling — as TRL and verl recompute it) and for π_θ in every update.
 
+The policy is the one that *sampled*: softmax(logits / τ) at the sampling temperature τ. Every log-prob (π_old, π_θ,
+the reference) and the entropy are scored at that τ, as TRL does (``logits /= temperature`` before the log-softmax);
+scoring at τ = 1 a batch sampled at τ ≠ 1 would make the ratios, the gradient and the entropy those of another
+policy. :func:`rollout_logprobs` takes τ from the rollout itself.
+
 Layout (the rollout's): prompts left-padded to P columns, responses right-padded to T columns, so response token t
 of every row sits at column P + t. Positions come from the attention mask, so padding never shifts them.
 Shapes: B sequences, P prompt columns, T response columns, V vocabulary.
@@ -28,20 +33,24 @@ def response_logprobs(
     response_ids: Tensor,
     response_mask: Tensor,
     *,
+    temperature: float = 1.0,
     with_entropy: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
-    """log π(y_{i,t} | x_i, y_{i,<t}) for every response token, one full forward pass.
+    """log π_τ(y_{i,t} | x_i, y_{i,<t}) for every response token, π_τ = softmax(logits / τ); one full forward pass.
 
     Args:
         model: a transformers causal LM (``model(...).logits``).
         prompt_ids, prompt_mask: (B, P) left-padded prompts.
         response_ids, response_mask: (B, T) right-padded responses (mask: bool or 0/1).
-        with_entropy: also return the entropy of π(· | x_i, y_{i,<t}) at each position.
+        temperature: τ > 0, the sampling temperature of the policy being scored.
+        with_entropy: also return the entropy of π_τ(· | x_i, y_{i,<t}) at each position.
 
     Returns:
         logp: (B, T) float32 (float64 for a float64 model); padding positions hold finite junk, mask them.
         entropy: (B, T) or None.
     """
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
+        raise ValueError(f"temperature must be a number > 0, got {temperature!r}")
     if prompt_ids.shape[0] != response_ids.shape[0]:
         raise ValueError(f"prompt_ids has {prompt_ids.shape[0]} rows but response_ids has {response_ids.shape[0]}")
     T = response_ids.shape[1]
@@ -56,6 +65,8 @@ def response_logprobs(
     )
     logits = out.logits[:, :-1]  # the logits at column P − 1 + t predict response token t
     logits = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
+    if temperature != 1.0:
+        logits = logits / temperature  # the sampler's division, the same arithmetic (rollout.sample_responses)
     logp_all = torch.log_softmax(logits, -1)
     logp = logp_all.gather(-1, response_ids.unsqueeze(-1)).squeeze(-1)
     entropy = -(logp_all.exp() * logp_all).sum(-1) if with_entropy else None
@@ -63,8 +74,9 @@ def response_logprobs(
 
 
 def rollout_logprobs(model: torch.nn.Module, rollout, rows: Tensor | None = None, *, with_entropy: bool = False):
-    """:func:`response_logprobs` of a :class:`~gspo_lab.rollout.Rollout`'s rows ``rows`` (default: all of them)."""
+    """:func:`response_logprobs` of a :class:`~gspo_lab.rollout.Rollout`'s rows ``rows`` (default: all of them),
+    scored at the temperature the rollout was sampled at."""
     parts = (rollout.prompt_ids, rollout.prompt_mask, rollout.response_ids, rollout.response_mask)
     if rows is not None:
         parts = tuple(x.index_select(0, rows) for x in parts)
-    return response_logprobs(model, *parts, with_entropy=with_entropy)
+    return response_logprobs(model, *parts, temperature=rollout.temperature, with_entropy=with_entropy)

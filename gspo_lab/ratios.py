@@ -5,7 +5,8 @@ ever multiplies token ratios together (a product of 1,000 ratios under/overflows
 
 Shapes: B sequences, T tokens. ``logp`` / ``old_logp`` are per-token log-probabilities log π(y_{i,t} | x, y_{i,<t})
 of the sampled tokens, (B, T); ``mask`` is (B, T) bool with True at response tokens. Padded positions of every
-returned (B, T) tensor are 0, whatever ``logp`` holds there.
+returned (B, T) tensor are 0, whatever ``logp`` holds there. Arguments are checked like the objectives' (a mask may
+be bool or 0/1 of any real dtype, as TRL's int ``completion_mask``); a bad one is a clear error naming it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from torch import Tensor
 
 from gspo_lab.reductions import masked_mean, masked_sum
+from gspo_lab.validate import check_float_tensor, check_mask, check_same_shape
 
 __all__ = ["tok_log_ratio", "seq_log_ratio", "seq_log_ratio_sum", "gspo_token_log_ratio"]
 
@@ -22,6 +24,10 @@ def tok_log_ratio(logp: Tensor, old_logp: Tensor, mask: Tensor) -> Tensor:
 
     GSPO paper (arXiv 2507.18071) §2, Eq. 3 (the token ratio of GRPO). (B, T), (B, T), (B, T) -> (B, T).
     """
+    check_float_tensor("logp", logp, 2)
+    check_float_tensor("old_logp", old_logp, 2)
+    check_same_shape("old_logp", old_logp, "logp", logp)
+    mask = check_mask(mask, logp.shape)
     diff = logp - old_logp
     return diff.where(mask, diff.new_zeros(()))
 
@@ -51,6 +57,7 @@ def gspo_token_log_ratio(logp: Tensor, old_logp: Tensor, mask: Tensor) -> Tensor
     is that of log π_θ(y_{i,t}|…) alone, so ∇ s_{i,t} = s_i · ∇ log π_θ(y_{i,t}|…) (§4.3's gradient). 0 at padding.
     """
     log_s = seq_log_ratio(logp, old_logp, mask).detach()  # sg[log s_i]
+    mask = check_mask(mask, logp.shape)
     own = logp - logp.detach()  # log π_θ(y_{i,t}) − sg[log π_θ(y_{i,t})]: value 0, gradient of log π_θ
     out = log_s.unsqueeze(-1) + own
     return out.where(mask, out.new_zeros(()))

@@ -5,6 +5,7 @@ Two sets of π_old log-probs come out of a rollout, as in production RL stacks:
       engine" log-probs; optionally under bf16 autocast for the precision study of the paper's §5.4);
     * ``old_logp`` — a full no-grad forward over prompt + response with the training model (what TRL and verl
       use by default). The first update on a rollout therefore sees every ratio exactly 1.
+Both are log-probs of softmax(logits / τ) at the sampling temperature τ, which the rollout records.
 
 Layout: prompts left-padded to P columns with a leading <bos>; responses right-padded to T <= max_new_tokens
 columns; the <eos> a response ends with is one of its valid tokens (it is a sampled action), padding after it is
@@ -40,7 +41,8 @@ class Rollout:
     completions: list[str]  # decoded responses without <eos>
     truncated: Tensor  # (B,) bool: no <eos> within max_new_tokens
     group_size: int  # G: rows i·G … i·G + G − 1 answer the same problem
-    old_logp: Tensor | None = None  # (B, T) float32: full-forward log-probs under π_old
+    temperature: float = 1.0  # τ the responses were sampled at: every later log-prob is scored at it
+    old_logp: Tensor | None = None  # (B, T) float32: full-forward log-probs under π_old (at τ)
 
 
 def encode_prompts(tokenizer, prompts: list[str]) -> tuple[Tensor, Tensor]:
@@ -67,19 +69,24 @@ def sample_responses(
     max_new_tokens: int,
     eos_id: int,
     pad_id: int,
-    generator: torch.Generator,
+    generator: torch.Generator | None,
     temperature: float = 1.0,
     autocast_dtype: torch.dtype | None = None,
+    greedy: bool = False,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Ancestral sampling with a KV cache. Returns response_ids (B, T), response_mask (B, T), sampler_logp (B, T).
 
     ``generator`` drives every draw (no global RNG). ``autocast_dtype=torch.bfloat16`` runs the sampler's forward
-    passes under CPU autocast, like a lower-precision inference engine. Stops when every row has sampled <eos>.
+    passes under CPU autocast, like a lower-precision inference engine. ``greedy=True`` takes the argmax instead of
+    a draw (the first maximum wins a tie; the generator is neither needed nor touched); ``sampler_logp`` is still
+    that of softmax(logits / temperature). Stops when every row has emitted <eos>.
     """
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
+    if not greedy and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator when greedy=False, got {type(generator).__name__}")
     B = prompt_ids.shape[0]
     attn = prompt_mask.long()
     pos = position_ids(attn)
@@ -92,7 +99,10 @@ def sample_responses(
         next_pos = pos[:, -1:] + 1
         for _ in range(max_new_tokens):
             logp_all = torch.log_softmax(out.logits[:, -1].float() / temperature, -1)
-            tok = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)
+            if greedy:
+                tok = logp_all.argmax(-1)
+            else:
+                tok = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)
             tok = tok.masked_fill(done, pad_id)
             tokens.append(tok)
             logps.append(logp_all.gather(-1, tok[:, None]).squeeze(-1))
@@ -125,12 +135,14 @@ def rollout(
     group_size: int,
     *,
     max_new_tokens: int,
-    generator: torch.Generator,
+    generator: torch.Generator | None,
     temperature: float = 1.0,
     recompute_old_logp: bool = True,
     sampler_autocast_dtype: torch.dtype | None = None,
+    greedy: bool = False,
 ) -> Rollout:
-    """Sample ``group_size`` responses for each problem; recompute π_old's log-probs by a full forward."""
+    """Sample ``group_size`` responses for each problem (argmax with ``greedy``); recompute π_old's log-probs by a
+    full forward unless ``recompute_old_logp=False``."""
     if group_size < 1:
         raise ValueError(f"group_size must be >= 1, got {group_size}")
     repeated = [p for p in problems for _ in range(group_size)]
@@ -148,11 +160,14 @@ def rollout(
             generator=generator,
             temperature=temperature,
             autocast_dtype=sampler_autocast_dtype,
+            greedy=greedy,
         )
         old_logp = None
         if recompute_old_logp:
             with torch.no_grad():
-                old_logp, _ = response_logprobs(model, prompt_ids, prompt_mask, response_ids, response_mask)
+                old_logp, _ = response_logprobs(
+                    model, prompt_ids, prompt_mask, response_ids, response_mask, temperature=temperature
+                )
     finally:
         model.train(was_training)
     truncated = response_mask[:, -1] & (response_ids[:, -1] != tokenizer.eos_token_id)
@@ -167,5 +182,6 @@ def rollout(
         completions=decode_completions(tokenizer, response_ids, response_mask),
         truncated=truncated,
         group_size=group_size,
+        temperature=temperature,
         old_logp=old_logp,
     )

@@ -22,10 +22,11 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from gspo_lab.model import build_model
+from gspo_lab.model import PRESETS, build_model
 from gspo_lab.policy import response_logprobs
 from gspo_lab.reductions import masked_mean
 from gspo_lab.rollout import encode_prompts, rollout
+from gspo_lab.schedule import check_schedule, lr_scheduler
 from gspo_lab.tasks import Problem, get_task, load_split
 from gspo_lab.tokenizer import build_tokenizer
 
@@ -64,6 +65,24 @@ class SFTConfig:
     """torch threads (1 is fastest for these sizes on a shared 2-core machine)."""
     extra: dict = field(default_factory=dict)
     """Free-form notes stored in sft.json."""
+
+    def __post_init__(self):
+        if self.preset not in PRESETS:
+            raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {self.preset!r}")
+        task = get_task(self.task)
+        bad = [L for L in self.lengths if L not in task.lengths]
+        if bad:
+            raise ValueError(f"lengths must be among {list(task.lengths)} for task {self.task!r}, got {bad}")
+        for name in ("max_steps", "batch_size", "eval_every", "eval_prompts", "threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        check_schedule("constant", self.warmup_steps, 0)
+        if not self.lr > 0 or self.weight_decay < 0:
+            raise ValueError(
+                f"lr must be > 0 and weight_decay >= 0, got lr={self.lr}, weight_decay={self.weight_decay}"
+            )
+        if not 0 <= self.target_accuracy <= 1:
+            raise ValueError(f"target_accuracy must lie in [0, 1], got {self.target_accuracy}")
 
 
 def encode_targets(tokenizer, problems: list[Problem]) -> tuple[torch.Tensor, ...]:
@@ -109,7 +128,7 @@ def run_sft(cfg: SFTConfig, out_dir: str | Path, *, command: str = "", progress:
     model = build_model(cfg.preset, len(tokenizer), seed=cfg.seed)
     pools = {L: load_split(task, "train", L) for L in lengths}
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / cfg.warmup_steps))
+    sched = lr_scheduler(opt, warmup_steps=cfg.warmup_steps)
     g = torch.Generator().manual_seed(cfg.seed)
     history, accuracy, t0 = [], {}, time.perf_counter()
     bar = tqdm(range(1, cfg.max_steps + 1), desc=f"sft {cfg.preset}/{cfg.task}", disable=not progress, mininterval=5)

@@ -14,7 +14,14 @@ Where this departs from (or pins down) the paper's setup, numbered:
        log-probs instead (the inference-engine variant of §5.4); the forward then only supplies the routing.
     2. Minibatches partition a (seeded) shuffle of the B = prompts · G rows; the partition is kept across epochs.
     3. Advantages are computed once per rollout batch over whole groups (Eq. 6), before the split.
-    4. No KL penalty, no entropy bonus, no load-balancing loss: the objective is the only loss.
+    4. No entropy bonus, no load-balancing loss. With ``beta > 0`` the loss is the objective's plus β times the k3
+       KL estimate to the reference policy (the cold start, scored at the sampling temperature, without routing
+       replay; its log-probs are taken once per minibatch in ``collect``): gspo_lab/penalties.py. β = 0 (default,
+       as in the paper) loads no reference and runs no extra forward.
+    6. Every log-prob — π_old, π_θ, the reference — and the logged entropy are those of softmax(logits / τ) at the
+       sampling temperature τ (gspo_lab/policy.py), as in TRL.
+    7. Objectives whose normaliser is a constant length (Dr. GRPO's ``grpo_const_norm``) get the response budget
+       ``max_new_tokens``, never the padded length of a rollout (which follows its longest sample).
     5. A non-finite loss or gradient norm stops the run with an error; the last saved state is untouched.
 
 One row per optimizer step; every key is defined in :data:`gspo_lab.metrics.CATALOGUE`.
@@ -23,6 +30,7 @@ One row per optimizer step; every key is defined in :data:`gspo_lab.metrics.CATA
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -32,10 +40,12 @@ import torch
 from gspo_lab.advantages import group_advantages
 from gspo_lab.config import TrainConfig
 from gspo_lab.objectives import get_objective
+from gspo_lab.penalties import kl_penalty
 from gspo_lab.policy import rollout_logprobs
-from gspo_lab.reductions import masked_mean
+from gspo_lab.reductions import masked_mean, seq_lengths
 from gspo_lab.rollout import Rollout, rollout
 from gspo_lab.routing import expert_change_frac, expert_swap_frac, record_routing, replay_routing
+from gspo_lab.schedule import lr_scheduler
 from gspo_lab.tasks import Task, get_task, load_split
 
 __all__ = ["TrainState", "RolloutBatch", "init_state", "collect", "update", "train_step"]
@@ -54,9 +64,14 @@ class TrainState:
     prompt_gen: torch.Generator
     sample_gen: torch.Generator
     shuffle_gen: torch.Generator
+    eval_gen: torch.Generator
+    """Held-out evaluation draws from its own generator: evaluating or not never changes the training stream."""
+    ref_model: torch.nn.Module | None = None
+    """The frozen reference policy of the KL penalty (the cold start); None when beta = 0."""
     rollout_index: int = 0
     update_index: int = 0
     history: list[dict] = field(default_factory=list)
+    eval_history: list[dict] = field(default_factory=list)
     ratios: list[dict] | None = None
     """When a list, every update appends its detached log-ratios, advantages and mask (what-if analyses)."""
 
@@ -75,20 +90,32 @@ class RolloutBatch:
     minibatches: list[torch.Tensor]  # M row-index tensors
     old_logp: list[torch.Tensor]  # M × (b, T)
     old_routing: list[torch.Tensor | None]  # M × (b, L, P + T, k), None for a dense model
+    ref_logp: list[torch.Tensor] | None  # M × (b, T) under the reference policy; None when beta = 0
+    max_new_tokens: int  # the response budget the rollout was sampled with
     stats: dict
 
 
+#: seeds of the run's generators: prompt stream, sampler, minibatch shuffle (seed · 3 + i), held-out evaluation
+EVAL_SEED_OFFSET = 1_000_003  # a prime far above seed · 3 + 2, so no seed's eval stream is another's training stream
+
+
 def init_state(cfg: TrainConfig, model=None, tokenizer=None) -> TrainState:
-    """A fresh run: the policy from ``cfg.checkpoint`` (or the given model/tokenizer), AdamW, seeded generators."""
+    """A fresh run: the policy from ``cfg.checkpoint`` (or the given model/tokenizer), AdamW, the learning-rate
+    schedule, seeded generators, and with ``cfg.beta > 0`` a frozen copy of the starting policy as the reference."""
     if model is None:
         from gspo_lab.checkpoints import load_checkpoint
 
         model, tokenizer, _ = load_checkpoint(cfg.checkpoint)
+    ref_model = None
+    if cfg.beta > 0:
+        ref_model = copy.deepcopy(model).requires_grad_(False)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
-    warm = max(cfg.warmup_steps, 1)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm))
+    sched = lr_scheduler(
+        opt, warmup_steps=cfg.warmup_steps, schedule=cfg.lr_schedule, horizon_steps=cfg.lr_horizon_steps
+    )
     gens = [torch.Generator().manual_seed(cfg.seed * 3 + i) for i in range(3)]
-    return TrainState(cfg, model, tokenizer, get_task(cfg.task), opt, sched, *gens)
+    eval_gen = torch.Generator().manual_seed(EVAL_SEED_OFFSET + cfg.seed)
+    return TrainState(cfg, model, tokenizer, get_task(cfg.task), opt, sched, *gens, eval_gen, ref_model)
 
 
 def _rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
@@ -134,14 +161,18 @@ def collect(state: TrainState) -> RolloutBatch:
         logp, _, routing = _forward(state, data, rows, ctx)
         old_logp.append(logp if cfg.old_logp == "recompute" else _rows(data.sampler_logp, rows))
         old_routing.append(routing)
+    ref_logp = None
+    if state.ref_model is not None:
+        state.ref_model.train()  # the updates' arithmetic: at step 0 the penalty is exactly 0
+        ref_logp = [rollout_logprobs(state.ref_model, data, rows)[0] for rows in minibatches]
     stats = {
         **adv_stats.as_dict(),
         "reward/accuracy": accuracy / B,
-        "response/length": data.response_mask.sum(-1).float().mean().item(),
+        "response/length": seq_lengths(data.response_mask).float().mean().item(),
         "response/truncated_frac": data.truncated.float().mean().item(),
         "time/rollout_s": time.perf_counter() - t0,
     }
-    return RolloutBatch(data, rewards, adv, minibatches, old_logp, old_routing, stats)
+    return RolloutBatch(data, rewards, adv, minibatches, old_logp, old_routing, ref_logp, max_new, stats)
 
 
 def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
@@ -159,8 +190,18 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
     logp, entropy, routing = _forward(state, data, rows, ctx)
     eps_low, eps_high = cfg.clip
     loss, stats = get_objective(cfg.objective)(
-        logp, batch.old_logp[m], _rows(batch.adv, rows), mask, eps_low=eps_low, eps_high=eps_high
+        logp,
+        batch.old_logp[m],
+        _rows(batch.adv, rows),
+        mask,
+        eps_low=eps_low,
+        eps_high=eps_high,
+        budget=batch.max_new_tokens,
     )
+    policy_loss = loss
+    if batch.ref_logp is not None:
+        ref_kl, _ = kl_penalty(logp, batch.ref_logp[m], mask)
+        loss = policy_loss + cfg.beta * ref_kl
     state.optimizer.zero_grad(set_to_none=True)
     loss.backward()
     max_norm = cfg.grad_clip if cfg.grad_clip is not None else math.inf
@@ -184,7 +225,9 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
                 "mask": mask,
             }
         )
-    row = {"loss/policy": loss.item(), "optim/lr": lr, "grad/norm": grad_norm}
+    row = {"loss/policy": policy_loss.item(), "loss/total": loss.item(), "optim/lr": lr, "grad/norm": grad_norm}
+    if batch.ref_logp is not None:
+        row["ref/kl_k3"] = ref_kl.item()
     row["policy/entropy"] = masked_mean(entropy.detach(), mask, dim=None).item()
     row["reward/minibatch_mean"] = _rows(batch.rewards, rows).mean().item()
     if routing is not None:

@@ -6,7 +6,8 @@
   are ~9·L + L + 1 tokens long.
 
 Rewards (all in [0, 1], the paper's verifier range):
-    * :meth:`Task.reward` — exact match of the final answer (what the paper's verifiers give);
+    * :meth:`Task.reward` — exact match of the final answer, the text after the last ``|`` (what the paper's
+      verifiers give: the scratchpad itself is not checked);
     * :meth:`Task.token_credit` — per completion character, 1.0 where it equals the target's character at that
       position (for per-token advantages); :meth:`Task.partial_reward` is its mean over max(len(completion),
       len(target)), so missing or extra characters cost credit.
@@ -55,14 +56,17 @@ class Task:
         draws = torch.randint(0, 10, (n, self.n_digits(length)), generator=generator).tolist()
         return [self.make(d, length) for d in draws]
 
-    @staticmethod
-    def answer_of(completion: str) -> str:
-        """The final answer: the text after the last ``|`` (the whole completion when there is none)."""
-        return completion.rsplit("|", 1)[-1]
+    answer_separator: str | None = None
+    """What precedes the final answer in a completion with a scratchpad; None: the whole completion is the answer."""
+
+    def answer_of(self, completion: str) -> str:
+        """The final answer: the text after the last ``answer_separator`` (the whole completion without one)."""
+        return completion if self.answer_separator is None else completion.rsplit(self.answer_separator, 1)[-1]
 
     def reward(self, problem: Problem, completion: str) -> float:
-        """1.0 when the final answer is exactly right, else 0.0 (malformed completions included)."""
-        return float(self.answer_of(completion) == problem.answer and completion == problem.target)
+        """1.0 when the final answer (:meth:`answer_of`) is exactly right, else 0.0: the paper's verifiers check the
+        final answer only, so a scratchpad with a wrong step but the right answer after ``|`` earns 1."""
+        return float(self.answer_of(completion) == problem.answer)
 
     def token_credit(self, problem: Problem, completion: str) -> list[float]:
         """Per character of ``completion``: 1.0 where it matches the target at that position, else 0.0."""
@@ -93,6 +97,7 @@ class AddTask(Task):
 
     def __init__(self, scratchpad: bool = True):
         self.scratchpad = scratchpad
+        self.answer_separator = "|" if scratchpad else None
 
     def n_digits(self, length: int) -> int:
         return 2 * length

@@ -1,13 +1,21 @@
-"""The training run: many RL steps (:mod:`gspo_lab.step`), saved atomically after each, resumable.
+"""The training run: many RL steps (:mod:`gspo_lab.step`), held-out evaluation, saved atomically, resumable.
 
-    table = train(cfg, run_dir)                 # a fresh run; refuses a folder that already holds one
-    table = train(cfg, run_dir, resume=True)    # continue the run saved in run_dir (an error if there is none)
+    table = train(cfg, run_dir)                   # a fresh run; refuses a folder that already holds one
+    table = train(cfg, run_dir, resume=True)      # continue the run saved in run_dir (an error if there is none)
+    table = train(cfg, run_dir, resume="auto")    # resume if a state is saved there, else start (sweeps)
 
-A run folder (``runs/...``) holds ``config.json``, ``metrics.csv`` and ``state-NNNNN/`` — the model
-(safetensors), the optimizer, schedule and generator states (``torch.save``, read back with
-``weights_only=True``), the metric rows, the step counters — plus ``LATEST`` naming the newest complete state.
-A state is written to a temporary folder and renamed into place, and ``LATEST`` is replaced atomically
-afterwards, so a run killed at any moment resumes from its last complete RL step.
+A run folder (``runs/...``) holds ``config.json``, ``metrics.csv`` (a row per optimizer step), ``eval.csv`` (a row
+per held-out evaluation, when ``cfg.eval_every > 0``) and ``state-NNNNN/`` — the model (safetensors), the optimizer,
+schedule and generator states (``torch.save``, read back with ``weights_only=True``), the metric and evaluation
+rows, the step counters — plus ``LATEST`` naming the newest complete state. A state is written to a temporary
+folder and renamed into place, and ``LATEST`` is replaced atomically afterwards, so a run killed at any moment
+resumes from its last complete RL step. The run owns this state; :mod:`gspo_lab.checkpoints` only reads the
+shipped cold starts.
+
+Held-out evaluation (``cfg.eval_every = N > 0``): before the first rollout, after every N rollouts and after the last,
+exact-match accuracy on the first ``cfg.eval_prompts`` prompts of the eval split at the training length, sampled at
+the training temperature and greedy (:func:`gspo_lab.evaluate.evaluate`). It draws from its own generator, saved
+with the run, so turning it on or off never changes the training stream.
 """
 
 from __future__ import annotations
@@ -18,14 +26,18 @@ import os
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import torch
 from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 
 from gspo_lab.config import TrainConfig
-from gspo_lab.step import init_state, train_step
+from gspo_lab.evaluate import evaluate
+from gspo_lab.step import TrainState, init_state, train_step
 
-__all__ = ["train", "write_config", "save_state", "load_state"]
+__all__ = ["train", "evaluate_state", "write_config", "save_state", "load_state", "load_run_config", "load_run_policy"]
+
+_GENERATORS = ("prompt_gen", "sample_gen", "shuffle_gen", "eval_gen")
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -34,26 +46,34 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_config(cfg, run_dir: str | Path, *, resume: bool) -> None:
-    """Write ``config.json``; refuse to overwrite a run, or to resume one with a different config."""
+def _has_state(run_dir: Path) -> bool:
+    return (run_dir / "LATEST").is_file()
+
+
+def write_config(cfg: TrainConfig, run_dir: str | Path, *, resume: bool) -> None:
+    """Check the folder, then write ``config.json``: refuse to overwrite a run, to resume a folder holding no saved
+    state, or to resume one with a different config (only ``rollouts`` may grow). Nothing is written on error."""
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "config.json"
     new = dataclasses.asdict(cfg)
-    if path.exists():
-        if not resume and (run_dir / "LATEST").exists():
-            raise FileExistsError(f"run_dir {run_dir} already holds a run: pass resume=True or use a new folder")
+    if resume and not _has_state(run_dir):
+        raise FileNotFoundError(
+            f"run_dir {run_dir} holds no saved state to resume (no LATEST file): leave out resume to start a run "
+            "there, or pass resume='auto' to resume-or-start"
+        )
+    if not resume and _has_state(run_dir):
+        raise FileExistsError(f"run_dir {run_dir} already holds a run: pass resume=True or use a new folder")
+    if resume:
         old = json.loads(path.read_text())
         diff = sorted(k for k in new if k != "rollouts" and old.get(k) != new[k])
-        if resume and diff:
+        if diff:
             raise ValueError(f"cannot resume {run_dir} with a different config; changed fields: {diff}")
+    run_dir.mkdir(parents=True, exist_ok=True)
     _atomic_write(path, json.dumps(new, indent=1))
 
 
 def save_state(state, run_dir: str | Path) -> Path:
     """Save everything :func:`load_state` needs, atomically; keep only the newest state folder."""
-    import pandas as pd
-
     run_dir = Path(run_dir)
     final = run_dir / f"state-{state.rollout_index:05d}"
     tmp = run_dir / (final.name + ".tmp")
@@ -64,69 +84,154 @@ def save_state(state, run_dir: str | Path) -> Path:
         {
             "optimizer": state.optimizer.state_dict(),
             "scheduler": state.scheduler.state_dict(),
-            "generators": [g.get_state() for g in (state.prompt_gen, state.sample_gen, state.shuffle_gen)],
+            "generators": [getattr(state, name).get_state() for name in _GENERATORS],
         },
         tmp / "trainer.pt",
     )
-    meta = {"rollout_index": state.rollout_index, "update_index": state.update_index, "history": state.history}
+    meta = {
+        "rollout_index": state.rollout_index,
+        "update_index": state.update_index,
+        "history": state.history,
+        "eval_history": state.eval_history,
+    }
     (tmp / "meta.json").write_text(json.dumps(meta))
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
     _atomic_write(run_dir / "LATEST", final.name)
-    pd.DataFrame(state.history).to_csv(run_dir / "metrics.csv.tmp", index=False)
-    os.replace(run_dir / "metrics.csv.tmp", run_dir / "metrics.csv")
+    for name, rows in (("metrics.csv", state.history), ("eval.csv", state.eval_history)):
+        if rows:
+            pd.DataFrame(rows).to_csv(run_dir / f"{name}.tmp", index=False)
+            os.replace(run_dir / f"{name}.tmp", run_dir / name)
     for old in run_dir.glob("state-*"):
         if old != final:
             shutil.rmtree(old, ignore_errors=True)
     return final
 
 
-def load_state(cfg, run_dir: str | Path, **init_kw):
-    """The :class:`~gspo_lab.step.TrainState` saved last in ``run_dir`` (None if there is none)."""
-    run_dir = Path(run_dir)
-    if not (run_dir / "LATEST").exists():
-        return None
-    folder = run_dir / (run_dir / "LATEST").read_text().strip()
+def _latest(run_dir: Path) -> Path:
+    if not _has_state(run_dir):
+        raise FileNotFoundError(f"run_dir {run_dir} holds no saved state (no LATEST file)")
+    return run_dir / (run_dir / "LATEST").read_text().strip()
+
+
+def load_state(cfg: TrainConfig, run_dir: str | Path, **init_kw) -> TrainState:
+    """The :class:`~gspo_lab.step.TrainState` saved last in ``run_dir`` (FileNotFoundError if there is none)."""
+    folder = _latest(Path(run_dir))
     state = init_state(cfg, **init_kw)
     state.model.load_state_dict(load_file(folder / "model.safetensors"))
     saved = torch.load(folder / "trainer.pt", weights_only=True)
     state.optimizer.load_state_dict(saved["optimizer"])
     state.scheduler.load_state_dict(saved["scheduler"])
-    for g, s in zip((state.prompt_gen, state.sample_gen, state.shuffle_gen), saved["generators"], strict=True):
-        g.set_state(s)
+    for name, s in zip(_GENERATORS, saved["generators"], strict=True):
+        getattr(state, name).set_state(s)
     meta = json.loads((folder / "meta.json").read_text())
-    state.rollout_index, state.update_index, state.history = (
-        meta["rollout_index"],
-        meta["update_index"],
-        meta["history"],
-    )
+    state.rollout_index, state.update_index = meta["rollout_index"], meta["update_index"]
+    state.history, state.eval_history = meta["history"], meta["eval_history"]
     return state
 
 
-def train(cfg: TrainConfig, run_dir=None, *, resume: bool = False, on_step=None, progress: bool = True, **init_kw):
-    """Run ``cfg.rollouts`` RL steps; returns the metrics table (pandas DataFrame, one row per optimizer step).
+def load_run_config(run_dir: str | Path) -> TrainConfig:
+    """The :class:`TrainConfig` a run folder was started with (its ``config.json``)."""
+    path = Path(run_dir) / "config.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"run_dir {run_dir} is not a run folder (no config.json)")
+    return TrainConfig(**json.loads(path.read_text()))
+
+
+def load_run_policy(run_dir: str | Path):
+    """(model, tokenizer, cfg, rollout_index) of a run's latest saved policy; no optimizer, no generators."""
+    from gspo_lab.checkpoints import load_checkpoint
+
+    run_dir = Path(run_dir)
+    cfg = load_run_config(run_dir)
+    folder = _latest(run_dir)
+    model, tokenizer, _ = load_checkpoint(cfg.checkpoint)
+    model.load_state_dict(load_file(folder / "model.safetensors"))
+    meta = json.loads((folder / "meta.json").read_text())
+    return model, tokenizer, cfg, meta["rollout_index"]
+
+
+def evaluate_state(state: TrainState) -> dict:
+    """One held-out evaluation of the current policy (sampled at the training temperature, then greedy): a row of
+    ``eval.csv``, keyed by the rollouts completed so far."""
+    cfg = state.cfg
+    kw = {"prompts": cfg.eval_prompts, "max_new_tokens": cfg.max_new_tokens or None}
+    row = {"rollout": state.rollout_index, "update": state.update_index}
+    row.update(
+        evaluate(
+            state.model,
+            state.tokenizer,
+            state.task,
+            cfg.length,
+            temperature=cfg.temperature,
+            generator=state.eval_gen,
+            **kw,
+        )
+    )
+    row.update(evaluate(state.model, state.tokenizer, state.task, cfg.length, greedy=True, **kw))
+    return row
+
+
+def _eval_due(state: TrainState) -> bool:
+    every, done = state.cfg.eval_every, state.rollout_index
+    already = bool(state.eval_history) and state.eval_history[-1]["rollout"] == done
+    return every > 0 and not already and (done % every == 0 or done >= state.cfg.rollouts)
+
+
+def _postfix(state: TrainState, rows: list[dict]) -> dict:
+    out = {}
+    if rows:
+        out = {"reward": f"{rows[-1]['reward/mean']:.2f}", "clip": f"{rows[-1]['clip/token_frac']:.3f}"}
+    if state.eval_history:
+        last = state.eval_history[-1]
+        out["eval"] = f"{last['eval/accuracy_sampled']:.2f}/{last['eval/accuracy_greedy']:.2f}@{last['rollout']}"
+    return out
+
+
+def train(
+    cfg: TrainConfig,
+    run_dir=None,
+    *,
+    resume: bool | str = False,
+    on_step=None,
+    progress: bool = True,
+    **init_kw,
+) -> pd.DataFrame:
+    """Run ``cfg.rollouts`` RL steps; returns the metrics table (pandas DataFrame, one row per optimizer step), with
+    the held-out evaluations as a DataFrame in ``table.attrs["eval"]``.
 
     With ``run_dir``, the config is written as JSON and the full state is saved atomically after every RL step
-    (a killed run loses at most the step in progress); ``resume=True`` continues from the last saved state.
-    ``on_step(state, rows)`` is called after each RL step (live plots, early stopping).
+    (a killed run loses at most the step in progress). ``resume=True`` continues from the last saved state and
+    is an error when there is none; ``resume="auto"`` resumes when a state is saved, else starts (what a sweep
+    wants). ``on_step(state, rows)`` is called after each RL step (live plots, early stopping).
     """
-    import pandas as pd
-
+    if resume not in (False, True, "auto"):
+        raise ValueError(f"resume must be False, True or 'auto', got {resume!r}")
     torch.set_num_threads(cfg.threads)
-    state = None
+    if run_dir is not None and resume == "auto":
+        resume = _has_state(Path(run_dir))
+    if run_dir is None and resume:
+        raise ValueError("resume needs a run_dir")
     if run_dir is not None:
-        write_config(cfg, run_dir, resume=resume)
-        if resume:
-            state = load_state(cfg, run_dir, **init_kw)
-    state = state or init_state(cfg, **init_kw)
+        write_config(cfg, run_dir, resume=bool(resume))
+    state = load_state(cfg, run_dir, **init_kw) if resume else init_state(cfg, **init_kw)
     bar = tqdm(total=cfg.rollouts, initial=state.rollout_index, desc=f"{cfg.objective}", disable=not progress)
-    while state.rollout_index < cfg.rollouts:
+    while True:
+        if _eval_due(state):
+            state.eval_history.append(evaluate_state(state))
+            bar.set_postfix(_postfix(state, []))
+            if run_dir is not None and state.rollout_index >= cfg.rollouts:
+                save_state(state, run_dir)  # the final evaluation, saved with the state it measured
+        if state.rollout_index >= cfg.rollouts:
+            break
         rows = train_step(state)
         if run_dir is not None:
             save_state(state, run_dir)
         bar.update(1)
-        bar.set_postfix(reward=f"{rows[-1]['reward/mean']:.2f}", clip=f"{rows[-1]['clip/token_frac']:.3f}")
+        bar.set_postfix(_postfix(state, rows))
         if on_step is not None:
             on_step(state, rows)
     bar.close()
-    return pd.DataFrame(state.history)
+    table = pd.DataFrame(state.history)
+    table.attrs["eval"] = pd.DataFrame(state.eval_history)
+    return table

@@ -35,9 +35,12 @@ def test_add_with_scratchpad():
     assert p.answer == "102"
     assert p.target == "5+7+0=12;9+0+1=10|102"
     assert task.reward(p, p.target) == 1.0
-    assert task.reward(p, "102") == 0.0  # the answer alone skips the required scratchpad
+    # the verifier checks the final answer only (the text after the last "|"), as the paper's verifiers do
+    assert task.reward(p, "102") == 1.0  # the answer alone: the scratchpad is not required
+    assert task.reward(p, "5+7+0=13;9+0+1=10|102") == 1.0  # a wrong step, the right answer
     assert task.reward(p, "5+7+0=12;9+0+1=10|103") == 0.0
-    assert task.reward(p, "5+7+0=12;9+0+1=10|102|102") == 0.0
+    assert task.reward(p, "5+7+0=12;9+0+1=10|102|1") == 0.0  # the last "|" decides
+    assert task.reward(p, "5+7+0=12;9+0+1=10|0102") == 0.0 and task.reward(p, "") == 0.0
     assert task.partial_reward(p, "5+7+0=12;9+0+1=10|103") == pytest.approx(20 / 21)
 
 
