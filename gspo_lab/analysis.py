@@ -23,6 +23,7 @@ from torch import Tensor
 from gspo_lab.config import TrainConfig
 from gspo_lab.policy import rollout_logprobs
 from gspo_lab.ratios import seq_log_ratio, seq_log_ratio_sum, tok_log_ratio
+from gspo_lab.reductions import seq_lengths
 from gspo_lab.routing import expert_change_frac, record_routing
 from gspo_lab.step import collect, init_state, update
 
@@ -35,6 +36,7 @@ __all__ = [
     "token_clip_vs_sequence_ratio",
     "compare_objectives",
     "prefix_ratio_variance",
+    "variance_growth",
 ]
 
 
@@ -146,7 +148,7 @@ def ratio_variance(trace: OffPolicyTrace) -> pd.DataFrame:
             rows.append(
                 {
                     "L": length,
-                    "response_length": tr.mask.sum(-1).float().mean().item(),
+                    "response_length": seq_lengths(tr.mask).float().mean().item(),
                     "k": k,
                     "var_sum": s["seq_log_ratio_sum"].var().item(),
                     "var_mean": s["seq_log_ratio"].var().item(),
@@ -189,18 +191,21 @@ def compare_objectives(probe: Probe, k: int, objectives=("grpo", "gspo", "gspo_t
 def prefix_ratio_variance(probe: Probe, k: int, min_responses: int = 8) -> pd.DataFrame:
     """Var across responses of Σ_{t<=n} log w and of its mean (1/n) Σ_{t<=n} log w, for prefix lengths n.
 
-    The same responses, truncated. The per-token noise level is not constant along a response (early tokens of a
-    sort are nearly deterministic), so ``var_token`` (pooled over the prefix's tokens) is reported too, with both
-    variances in its units. Rows where fewer than ``min_responses`` responses reach length n are dropped.
+    The same responses, truncated: the prefix sum is the true sequence log-ratio of the first n tokens
+    (:func:`~gspo_lab.ratios.seq_log_ratio_sum` on the truncated mask). The per-token noise level is not constant
+    along a response (early tokens of a sort are nearly deterministic), so ``var_token`` (pooled over the prefix's
+    tokens) is reported too, with both variances in its units. Rows where fewer than ``min_responses`` responses
+    reach length n are dropped.
     """
-    lw, mask = probe.log_ratios(k), probe.mask
-    csum = lw.cumsum(-1)  # padding holds 0, so a prefix beyond |y_i| is never used below
+    logp, old, mask = probe.logp[k], probe.logp[0], probe.mask
+    lw = probe.log_ratios(k)
+    positions = torch.arange(mask.shape[1])
     rows = []
-    for n in range(1, lw.shape[1] + 1):
+    for n in range(1, mask.shape[1] + 1):
         reach = mask[:, n - 1]
         if int(reach.sum()) < min_responses:
             break
-        s = csum[reach, n - 1]
+        s = seq_log_ratio_sum(logp[reach], old[reach], mask[reach] & (positions < n))
         row = {"n": n, "var_sum": s.var().item(), "var_mean": (s / n).var().item(), "responses": int(reach.sum())}
         row["var_token"] = lw[reach, :n].var().item()  # pooled over the prefixes' tokens: per-token noise level
         rows.append(row)
@@ -209,3 +214,20 @@ def prefix_ratio_variance(probe: Probe, k: int, min_responses: int = 8) -> pd.Da
     table["var_sum_per_token_var"] = table["var_sum"] / table["var_token"]
     table["var_mean_per_token_var"] = table["var_mean"] / table["var_token"]
     return table
+
+
+def variance_growth(probe: Probe, k: int, n_from: int = 4) -> dict[str, float]:
+    """How the prefix variances of :func:`prefix_ratio_variance` grow from prefix length ``n_from`` to the longest.
+
+    ``sum_growth``: Var[Σ_{t<=n} log w] / Var_token at the longest prefix over the same at ``n_from`` (≈ n / n_from
+    if token noise adds up independently). ``mean_growth``: the same for the length-normalised mean; it is
+    sum_growth · (n_from / n)² by definition, reported, not a separate finding.
+    """
+    table = prefix_ratio_variance(probe, k)
+    first, last = table.loc[table["n"] == n_from].iloc[0], table.iloc[-1]
+    return {
+        "n_from": n_from,
+        "n_to": int(last["n"]),
+        "sum_growth": last["var_sum_per_token_var"] / first["var_sum_per_token_var"],
+        "mean_growth": last["var_mean_per_token_var"] / first["var_mean_per_token_var"],
+    }

@@ -9,6 +9,7 @@ objectives use.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -21,7 +22,7 @@ from gspo_lab.objectives import OBJECTIVES
 from gspo_lab.reductions import masked_mean
 from gspo_lab.step import init_state, train_step
 
-__all__ = ["ClipRun", "clip_runs", "clip_whatif"]
+__all__ = ["ClipRun", "clip_runs", "clip_summary", "clip_whatif"]
 
 
 @dataclass
@@ -38,17 +39,31 @@ def clip_runs(cfg: TrainConfig, objectives=("grpo", "gspo"), *, progress: bool =
     """Train each objective for ``cfg.rollouts`` RL steps from ``cfg.checkpoint`` (same seed, own clip range).
 
     ``cfg.eps_low`` / ``cfg.eps_high`` apply to every objective when given; leave them None for the paper's.
+    A ``model`` passed in ``init_kw`` is deep-copied for each objective, so every objective starts from the same
+    weights and the caller's model is left untouched.
     """
     torch.set_num_threads(cfg.threads)
     out = {}
     for name in objectives:
         run_cfg = replace(cfg, objective=name)
-        state = init_state(run_cfg, **init_kw)
+        run_kw = {**init_kw, "model": copy.deepcopy(init_kw["model"])} if init_kw.get("model") is not None else init_kw
+        state = init_state(run_cfg, **run_kw)
         state.ratios = []
         for _ in tqdm(range(run_cfg.rollouts), desc=name, disable=not progress):
             train_step(state)
         out[name] = ClipRun(name, run_cfg, pd.DataFrame(state.history), state.ratios)
     return out
+
+
+def clip_summary(runs: dict[str, ClipRun]) -> pd.DataFrame:
+    """Per objective: mean clipped fractions over the off-policy updates (k ≥ 1 within each rollout).
+
+    Columns ``clip/token_frac`` (the paper's Fig. 2 unit), ``clip/seq_frac`` (TRL's), ``clip/token_frac_outside``;
+    update k = 0 of each rollout is on-policy and clips nothing, so it is left out of the means.
+    """
+    keys = ["clip/token_frac", "clip/seq_frac", "clip/token_frac_outside"]
+    rows = {name: run.history.query("update_in_rollout > 0")[keys].mean() for name, run in runs.items()}
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def clip_whatif(run: ClipRun, objective: str, eps_low: float, eps_high: float) -> pd.DataFrame:

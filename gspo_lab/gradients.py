@@ -6,8 +6,9 @@ c_{i,t} = −∂loss/∂logp_{i,t} exactly — so autograd on the objective itse
     GRPO (Eqs. 11-12):  c_{i,t} = w_{i,t} Â_i / (B |y_i|)    — each token its own w_{i,t}
 and 0 where the clip is active. :func:`token_grad_weights` divides by Â_i / (B |y_i|), leaving s_i or w_{i,t}.
 
-The minibatch-gradient variance and the GSPO-token identity work on real parameter gradients of a policy state
-from an :class:`~gspo_lab.analysis.OffPolicyTrace`. Shapes: B responses, T tokens, P parameters (flattened).
+The minibatch-gradient variance, the on-policy agreement of §4.2, the staleness-noise comparison and the
+GSPO-token identity work on real parameter gradients of a policy state from an
+:class:`~gspo_lab.analysis.OffPolicyTrace`. Shapes: B responses, T tokens, P parameters (flattened), D draws.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from torch import Tensor
 
 from gspo_lab.objectives import get_objective
 from gspo_lab.policy import rollout_logprobs
+from gspo_lab.reductions import masked_mean, seq_lengths
 
 __all__ = [
     "UNCLIPPED",
@@ -25,6 +27,8 @@ __all__ = [
     "weight_profile",
     "param_gradient",
     "gradient_variance",
+    "on_policy_gradient_gap",
+    "staleness_noise",
     "per_token_advantages",
     "gspo_token_identity",
 ]
@@ -47,7 +51,7 @@ def token_grad_weights(
     coef = -grad
     if not normalise:
         return coef
-    B, lengths = mask.shape[0], mask.sum(-1).clamp(min=1)
+    B, lengths = mask.shape[0], seq_lengths(mask).clamp(min=1)
     scale = adv.to(torch.float64) / (B * lengths)
     return torch.where(scale[:, None] != 0, coef / scale[:, None].where(scale[:, None] != 0, 1.0), 0.0)
 
@@ -64,9 +68,8 @@ def weight_profile(weights: Tensor, adv: Tensor, mask: Tensor) -> pd.DataFrame:
         if not bool(m.any()):
             continue
         w = weights[m]
-        lengths = m.sum(-1).clamp(min=1)
-        mean_i = weights.where(m, 0.0).sum(-1) / lengths
-        var_i = ((weights - mean_i[:, None]) ** 2).where(m, 0.0).sum(-1) / lengths
+        mean_i = masked_mean(weights, m, dim=-1)
+        var_i = masked_mean((weights - mean_i[:, None]) ** 2, m, dim=-1)  # population variance within response i
         spread = var_i.sqrt()[m.any(-1)].mean().item()
         rows.append(
             {
@@ -122,6 +125,80 @@ def gradient_variance(
     return pd.DataFrame(rows)
 
 
+def _minibatch_gradients(trace, k: int, objective: str, picks: list[Tensor], **eps) -> Tensor:
+    """(D, P): the parameter gradient of ``objective`` at θ_k on each minibatch of rows in ``picks``."""
+    probe, model = trace.train, trace.model
+    model.load_state_dict(trace.states[k])
+    try:
+        return torch.stack(
+            [param_gradient(model, objective, probe.rollout, r, probe.logp[0], probe.adv, **eps) for r in picks]
+        )
+    finally:
+        model.load_state_dict(trace.states[-1])
+        model.zero_grad(set_to_none=True)
+
+
+def on_policy_gradient_gap(trace, objectives=("grpo", "gspo", "gspo_token"), *, minibatch: int = 32) -> dict:
+    """§4.2's corollary on real parameter gradients: at θ_0 (π_θ = π_old, every ratio 1) all objectives agree.
+
+    One minibatch (the first ``minibatch`` rows of the training batch), each objective with its paper clip range.
+    Returns the largest pairwise max |∇_a − ∇_b| divided by max |∇| of the first objective (``rel_gap``), and both.
+    """
+    rows = [torch.arange(min(minibatch, trace.train.mask.shape[0]))]
+    grads = {name: _minibatch_gradients(trace, 0, name, rows)[0] for name in objectives}
+    scale = grads[objectives[0]].abs().max().item()
+    gap = max((grads[a] - grads[b]).abs().max().item() for a in objectives for b in objectives)
+    return {"rel_gap": gap / max(scale, 1e-30), "max_abs_gap": gap, "grad_scale": scale}
+
+
+def _relative_variance(gram: Tensor, w: Tensor) -> Tensor:
+    """Σ_d w_d ‖g_d − ḡ‖² / ‖ḡ‖², ḡ = Σ_d w_d g_d, from the Gram matrix K_{de} = g_d·g_e; w: (..., D), rows sum to 1."""
+    mean_sq = torch.einsum("...d,de,...e->...", w, gram, w)  # ‖ḡ‖²
+    return ((w * gram.diagonal()).sum(-1) - mean_sq) / mean_sq.clamp(min=1e-300)
+
+
+def staleness_noise(
+    trace, ks=None, *, draws: int = 16, minibatch: int = 32, seed: int = 0, boot: int = 2000, **eps
+) -> pd.DataFrame:
+    """Does GRPO's minibatch gradient get noisier with staleness k than GSPO's? Ratios with bootstrap intervals.
+
+    At each θ_k (``ks``, default 0 … K), ``draws`` random minibatches of the training batch, the same rows for both
+    objectives and every k; the relative variance E_d ‖g_d − ḡ‖² / ‖ḡ‖² (noise over signal) of each objective
+    over the draws. At k = 0 the two gradients are identical (ratio 1), so ``noise_ratio`` = RelVar_GRPO /
+    RelVar_GSPO at θ_k is how much faster GRPO's noise grew with staleness. ``noise_ratio_lo`` / ``_hi``: the 5 % /
+    95 % quantiles of a paired bootstrap over the draws (``boot`` resamples of the D draws, both objectives
+    resampled together). ``eps`` as in :func:`token_grad_weights` (``**UNCLIPPED``: Eqs. 10-12 as written).
+    One row per k: ``rel_variance_grpo``, ``rel_variance_gspo``, ``noise_ratio``, ``noise_ratio_lo``, ``_hi``.
+    """
+    ks = range(trace.K + 1) if ks is None else ks
+    g = torch.Generator().manual_seed(seed)
+    B = trace.train.mask.shape[0]
+    picks = [torch.randperm(B, generator=g)[:minibatch] for _ in range(draws)]
+    resampled = torch.randint(0, draws, (boot, draws), generator=g)
+    w_boot = torch.zeros(boot, draws, dtype=torch.float64).scatter_add_(1, resampled, torch.ones(boot, draws).double())
+    w_boot, w_all = w_boot / draws, torch.full((draws,), 1.0 / draws, dtype=torch.float64)
+    rows = []
+    for k in ks:
+        grams = {}
+        for name in ("grpo", "gspo"):
+            grads = _minibatch_gradients(trace, k, name, picks, **eps).to(torch.float64)
+            grams[name] = grads @ grads.T
+        rel = {name: _relative_variance(gram, w_all).item() for name, gram in grams.items()}
+        ratios = _relative_variance(grams["grpo"], w_boot) / _relative_variance(grams["gspo"], w_boot).clamp(min=1e-300)
+        lo, hi = torch.quantile(ratios, torch.tensor([0.05, 0.95], dtype=torch.float64)).tolist()
+        rows.append(
+            {
+                "k": k,
+                "rel_variance_grpo": rel["grpo"],
+                "rel_variance_gspo": rel["gspo"],
+                "noise_ratio": rel["grpo"] / max(rel["gspo"], 1e-300),
+                "noise_ratio_lo": lo,
+                "noise_ratio_hi": hi,
+            }
+        )
+    return pd.DataFrame(rows).set_index("k")
+
+
 def per_token_advantages(probe, task) -> Tensor:
     """(B, T) illustrative per-token advantages: Â_i plus a zero-mean per-response correction from token credit.
 
@@ -135,8 +212,7 @@ def per_token_advantages(probe, task) -> Tensor:
         row = task.token_credit(p, c) + [float(len(c) == len(p.target))]
         n = min(len(row), int(mask[i].sum()))
         credit[i, :n] = torch.tensor(row[:n], dtype=torch.float64)
-    lengths = mask.sum(-1, keepdim=True).clamp(min=1)
-    centred = credit - credit.where(mask, 0.0).sum(-1, keepdim=True) / lengths
+    centred = credit - masked_mean(credit, mask, dim=-1)[:, None]
     return (probe.adv.to(torch.float64)[:, None] + centred).where(mask, 0.0)
 
 
@@ -152,7 +228,7 @@ def gspo_token_identity(trace, k: int, per_token_adv: Tensor, *, minibatch: int 
         old = probe.logp[0].to(torch.float64)
         g_seq = param_gradient(model, "gspo", probe.rollout, rows, old, probe.adv, **eps)
         g_tok = param_gradient(model, "gspo_token", probe.rollout, rows, old, probe.adv, **eps)
-        mean_adv = per_token_adv.sum(-1) / probe.mask.sum(-1).clamp(min=1)
+        mean_adv = masked_mean(per_token_adv, probe.mask, dim=-1)
         g_tok_pt = param_gradient(model, "gspo_token", probe.rollout, rows, old, per_token_adv, **eps)
         g_seq_pt = param_gradient(model, "gspo", probe.rollout, rows, old, mean_adv, **eps)
     finally:

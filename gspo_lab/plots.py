@@ -124,15 +124,21 @@ def plot_grad_weights(weights: dict, mask, title: str = "") -> Figure:
 
 
 def plot_gradient_variance(table: pd.DataFrame, title: str = "") -> Figure:
-    """Relative variance of the minibatch gradient vs update index k, one line per objective."""
-    fig, axes = _fig(1, width=6)
-    ax = axes[0]
-    for name, grp in table.groupby("objective"):
-        ax.plot(grp["k"], grp["rel_variance"], "o-", color=color(name), label=label(name))
-    ax.set_xlabel("update index k within the rollout (0 = on-policy)")
-    ax.set_ylabel(r"E$\|g-\bar g\|^2 / \|\bar g\|^2$")
-    ax.legend()
-    ax.set_title(title, fontsize=10)
+    """Left: relative variance of the minibatch gradient vs update index k, one line per objective. Right: their
+    ratio GRPO / GSPO with its bootstrap interval. ``table``: :func:`gspo_lab.gradients.staleness_noise`."""
+    fig, axes = _fig(2, width=11)
+    k = table.index.to_numpy()
+    for name in ("grpo", "gspo"):
+        axes[0].plot(k, table[f"rel_variance_{name}"], "o-", color=color(name), label=label(name))
+    axes[0].set_xlabel("update index k within the rollout (0 = on-policy)")
+    axes[0].set_ylabel(r"E$\|g-\bar g\|^2 / \|\bar g\|^2$")
+    axes[0].legend()
+    err = [table["noise_ratio"] - table["noise_ratio_lo"], table["noise_ratio_hi"] - table["noise_ratio"]]
+    axes[1].errorbar(k, table["noise_ratio"], yerr=err, fmt="o-", color=color("grpo"), capsize=3)
+    axes[1].axhline(1.0, color="0.5", lw=0.8, ls="--")
+    axes[1].set_xlabel("update index k")
+    axes[1].set_ylabel("rel. variance GRPO / GSPO (5-95 % bootstrap)")
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 
