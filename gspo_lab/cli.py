@@ -106,11 +106,12 @@ def _config(cls, args: argparse.Namespace):
     return cls(**values)
 
 
-def _as_flags(message: str, args: argparse.Namespace) -> str:
+def _as_flags(message: str, parser: argparse.ArgumentParser, command: str) -> str:
     """Name config fields as the flags the user typed: ``minibatches=3 must ...`` -> ``--minibatches=3 must ...``."""
     import re
 
-    names = sorted((k for k in vars(args) if k not in ("command", "args")), key=len, reverse=True)
+    sub = parser._subparsers._group_actions[0].choices[command]
+    names = sorted((a.dest for a in sub._actions if a.option_strings and a.dest != "help"), key=len, reverse=True)
     pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?![\w])")
     return pattern.sub(lambda m: _flag(m.group(1)), message)
 
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.argv = ["bench_step.py", *args.args]
             runpy.run_path(str(repo_root() / "bench" / "bench_step.py"), run_name="__main__")
     except (ValueError, TypeError, FileNotFoundError, FileExistsError) as err:
-        parser.exit(2, f"gspo-lab {args.command}: error: {_as_flags(str(err), args)}\n")
+        parser.exit(2, f"gspo-lab {args.command}: error: {_as_flags(str(err), parser, args.command)}\n")
     return 0
 
 

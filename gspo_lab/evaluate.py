@@ -136,7 +136,7 @@ def evaluate_lengths(model: torch.nn.Module, tokenizer, task: Task | str, length
         raise ValueError("lengths must hold at least one length (or be None: all of the task's lengths)")
     for L in lengths:  # fail before spending minutes on the good lengths
         if isinstance(L, bool) or not isinstance(L, int) or L not in task.lengths:
-            raise ValueError(f"lengths must hold lengths of task {task.name!r} ({list(task.lengths)}), got {L!r}")
+            raise ValueError(f"lengths must hold problem sizes of task {task.name!r} ({list(task.lengths)}), got {L!r}")
     return pd.DataFrame([{"length": L, **evaluate(model, tokenizer, task, L, **kw)} for L in lengths])
 
 

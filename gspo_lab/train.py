@@ -58,8 +58,8 @@ def write_config(cfg: TrainConfig, run_dir: str | Path, *, resume: bool) -> None
     new = dataclasses.asdict(cfg)
     if resume and not _has_state(run_dir):
         raise FileNotFoundError(
-            f"run_dir {run_dir} holds no saved state to resume (no LATEST file): leave out resume to start a run "
-            "there, or pass resume='auto' to resume-or-start"
+            f"run_dir {run_dir} holds no saved state (no LATEST file) to continue from: "
+            "start a run there without resume"
         )
     if not resume and _has_state(run_dir):
         raise FileExistsError(f"run_dir {run_dir} already holds a run: pass resume=True or use a new folder")

@@ -32,6 +32,14 @@ def test_every_train_field_is_a_flag_with_its_docstring():
         (["train", "--grad-clip", "0"], "--grad-clip must be > 0 or None"),
         (["train", "--checkpoint", "nope"], "checkpoint must be one of"),
         (["train", "--lr", "abc"], "argument --lr: invalid float value"),
+        (["train", "--eps-low", "2"], "--eps-low must lie in (0, 1)"),
+        (["train", "--task", "add", "--length", "4"], "--task='add' does not match --checkpoint 'sweep-sort'"),
+        (["train", "--lr-schedule", "cosine"], "--lr-horizon-steps must be an int > --warmup-steps"),
+        (["train", "--beta", "-1"], "--beta must be a finite number >= 0"),
+        (["sft", "--out", "x", "--warmup-steps", "-1"], "--warmup-steps must be an int >= 0"),
+        (["sft", "--out", "x", "--preset", "huge"], "--preset must be one of"),
+        (["eval", "sweep-sort", "--lengths", "99"], "--lengths must hold problem sizes of task 'sort'"),
+        (["export", "nowhere", "out"], "nowhere is not a run folder"),
     ],
 )
 def test_bad_flags_exit_2_with_one_line_naming_the_flag(argv, flag, capsys):
@@ -40,6 +48,30 @@ def test_bad_flags_exit_2_with_one_line_naming_the_flag(argv, flag, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert flag in err
+
+
+def test_bad_flags_fail_before_any_weights_load_or_folder_is_made(tmp_path, monkeypatch, capsys):
+    import gspo_lab.checkpoints
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("weights were loaded before the flags were checked")
+
+    monkeypatch.setattr(gspo_lab.checkpoints, "load_checkpoint", no_loading)
+    run = tmp_path / "run"
+    for argv in (["--eps-low", "2"], ["--eps-high", "0"], ["--resume"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["train", *SMALL, "--run-dir", str(run), *argv])
+        assert exc.value.code == 2
+        assert "error:" in capsys.readouterr().err and not run.exists()
+
+
+def test_resume_without_a_saved_state_names_the_folder(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["train", *SMALL, "--run-dir", str(tmp_path / "r"), "--resume"])
+    assert exc.value.code == 2
+    assert (
+        f"--run-dir {tmp_path / 'r'} holds no saved state (no LATEST file) to continue from" in capsys.readouterr().err
+    )
 
 
 def test_train_writes_a_run_and_resumes(tmp_path, capsys):
@@ -53,9 +85,37 @@ def test_train_writes_a_run_and_resumes(tmp_path, capsys):
     assert "4 updates" in capsys.readouterr().out
 
 
+def test_eval_and_export_of_a_run(tmp_path, capsys):
+    run, out = tmp_path / "run", tmp_path / "policy"
+    assert main(["train", *SMALL, "--rollouts", "1", "--run-dir", str(run)]) == 0
+    assert main(["eval", str(run), "--lengths", "4", "6", "--prompts", "4"]) == 0
+    printed = capsys.readouterr().out
+    assert f"run {run} after 1 rollouts" in printed and "accuracy_greedy" in printed
+    assert main(["export", str(run), str(out)]) == 0
+    model, _, record = load_checkpoint(out)
+    assert record["task"] == "sort" and record["rollouts"] == 1
+    assert TrainConfig(checkpoint=str(out)).task == "sort"  # an exported policy states its task: it can be trained on
+    with pytest.raises(SystemExit):
+        main(["export", str(run), str(out)])  # never overwrites
+    assert main(["eval", "sweep-sort", "--lengths", "4", "--prompts", "4"]) == 0
+    assert "checkpoint sweep-sort" in capsys.readouterr().out
+
+
 def test_sft_writes_a_loadable_checkpoint_with_its_command(tmp_path):
     out = tmp_path / "ck"
-    argv = ["sft", "--preset", "sweep", "--lengths", "4", "--max-steps", "2", "--eval-every", "1"]
+    argv = [
+        "sft",
+        "--preset",
+        "sweep",
+        "--lengths",
+        "4",
+        "--max-steps",
+        "2",
+        "--eval-every",
+        "1",
+        "--warmup-steps",
+        "0",
+    ]
     argv += ["--eval-prompts", "2", "--out", str(out)]
     assert main(argv) == 0
     model, tok, record = load_checkpoint(out)
