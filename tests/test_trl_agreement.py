@@ -282,3 +282,46 @@ def test_matches_trl_compute_loss(trainer, configure_trl, case, seed):
     assert 0.0 < our_clip["region"] < 1.0
     assert _zero_at_padding(trl_grad, data["completion_mask"])
     assert _zero_at_padding(our_grad, data["completion_mask"])
+
+
+# --- temperature: our log-probs and entropies are TRL's at the sampling temperature --------------------------------
+
+
+def test_logprobs_and_entropy_match_trl_at_the_sampling_temperature(tmp_path):
+    """TRL's real ``_get_per_token_logps_and_entropies`` (not patched here) scores softmax(logits / τ) through the
+    fused LM head it installs with the trainer's temperature; ours (``gspo_lab.policy.response_logprobs``) must score
+    the same policy. TRL's fused head computes in float32, hence the tolerance. Prompts are unpadded so both sides
+    use the same positions (TRL passes no position_ids)."""
+    from gspo_lab.policy import response_logprobs
+
+    tau = 0.7
+    args = GRPOConfig(
+        output_dir=str(tmp_path), bf16=False, use_cpu=True, activation_checkpointing=False, beta=0.0, report_to=[],
+        per_device_train_batch_size=B, num_generations=B, max_completion_length=MAX_COMPLETION_LENGTH,
+        temperature=tau, use_vllm=False,
+    )  # fmt: skip
+    trl = GRPOTrainer(
+        model=_model(),
+        reward_funcs=_zero_reward,
+        args=args,
+        train_dataset=Dataset.from_dict({"prompt": ["a b c"]}),
+        processing_class=_tokenizer(),
+    )
+    g = torch.Generator().manual_seed(7)
+    prompt_ids = torch.randint(2, len(VOCAB), (B, PROMPT_LEN), generator=g)
+    response_ids = torch.randint(2, len(VOCAB), (B, T), generator=g)
+    valid = torch.arange(T)[None, :] < torch.tensor(LENGTHS)[:, None]
+    input_ids = torch.cat([prompt_ids, response_ids], 1)
+    attention_mask = torch.cat([torch.ones_like(prompt_ids), valid.long()], 1)
+    with torch.no_grad():
+        trl_logp, trl_entropy, _ = trl._get_per_token_logps_and_entropies(
+            trl.model, input_ids, attention_mask, T, compute_entropy=True
+        )
+        prompt_mask = torch.ones_like(prompt_ids, dtype=torch.bool)
+        ours, our_entropy = response_logprobs(
+            trl.model, prompt_ids, prompt_mask, response_ids, valid, temperature=tau, with_entropy=True
+        )
+        at_one, _ = response_logprobs(trl.model, prompt_ids, prompt_mask, response_ids, valid)
+    assert (ours - trl_logp).abs()[valid].max().item() < 1e-5
+    assert (our_entropy - trl_entropy).abs()[valid].max().item() < 1e-5
+    assert (at_one - trl_logp).abs()[valid].max().item() > 1e-2  # the check can fail: τ = 1 scores another policy
