@@ -32,7 +32,8 @@ Deviations from Qwen3-30B-A3B (its config.json: 48 layers, 128 experts, top-8, h
 3) attention is ``"sdpa"``: on CPU it was ~3-4 % faster than ``"eager"`` for the ``moe`` preset (median ratio
    of 15 interleaved runs, 1 thread); logits of the two differ by ~5e-7.
 4) experts use transformers' default ``experts_implementation``, ``"grouped_mm"`` (on CPU with torch 2.13:
-   ``torch.nn.functional.grouped_mm``); ``"batched_mm"`` was ~50× slower on CPU (shared/NOTES.md).
+   ``torch.nn.functional.grouped_mm``); ``"batched_mm"`` was ~50× slower on CPU (measured on a 2-core machine
+   with TRL 1.16).
 5) RoPE base 10,000 (transformers' default) instead of 1e6: the toy's sequences are short.
 """
 

@@ -3,7 +3,7 @@
     python scripts/pair_notebooks.py          # create missing .ipynb / sync existing pairs from the newer side
 
 A new .ipynb gets stable cell ids ``<stem>-<index>``; an existing pair is synced with ``jupytext --sync``, which
-keeps the ids of cells that already exist (shared/NOTES.md). Outputs are never stored.
+keeps the ids of cells that already exist (a plain py→ipynb conversion gives random ids). Outputs are never stored.
 """
 
 from __future__ import annotations

@@ -76,3 +76,12 @@ def test_layers():
     flat = sorted(p.stem for p in PKG.glob("*.py"))
     assert not {"nbrun", "nbparams", "report", "results"} & set(flat), flat
     assert {"run", "params", "report", "results"} <= {p.stem for p in (PKG / "nb").glob("*.py")}
+
+
+def test_docs_and_help_cite_only_files_inside_the_repository():
+    """Help texts and docstrings name files a reader of this repository has: nothing under ../shared/."""
+    root = PKG.parent
+    files = [*PKG.rglob("*.py"), *(root / "scripts").glob("*"), *(root / "tests").glob("*.py"), root / "README.md"]
+    files = [p for p in files if p.is_file() and p.name != "test_layout.py"]
+    offenders = [str(p.relative_to(root)) for p in files if "shared/" in p.read_text(errors="ignore")]
+    assert offenders == []

@@ -95,7 +95,7 @@ def test_checkpoint_trains_under_trl_gspo(tmp_path):
     )
     before = {k: v.detach().clone() for k, v in trainer.model.named_parameters()}
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # faster than 2 for a toy model on a shared 2-core machine (shared/NOTES.md)
+    torch.set_num_threads(1)  # faster than 2 for a toy model on a shared 2-core machine (README, "Measured here")
     try:
         trainer.train()
     finally:

@@ -1,8 +1,8 @@
 """Notebook results: claims with verdicts and headline numbers, written as JSON to a path papermill passes in.
 
 Every notebook ends with one ``record_results(results_path, ...)`` call. The tests read the JSON back and assert the
-claims; the main job's HTML report shows them. (papermill's own ``record`` is gone and scrapbook is unmaintained:
-shared/NOTES.md.) ``results_path=None`` — the interactive default — writes nothing.
+claims; the main job's HTML report shows them. (papermill's own ``record`` is gone and scrapbook is
+unmaintained since 2021.) ``results_path=None`` — the interactive default — writes nothing.
 
 JSON layout::
 
