@@ -93,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_export = sub.add_parser("export", help="write a run's latest policy as a loadable transformers folder")
     p_export.add_argument("run", help="a run folder (written by gspo-lab train)")
     p_export.add_argument("out", help="the folder to write (must not exist or be empty)")
+    p_sweep = sub.add_parser("sweep", help="run a grid of training runs from spec files (data/specs/), resumable")
+    p_sweep.add_argument("specs", nargs="*", help="spec files (TOML)")
+    p_sweep.add_argument("--core", action="store_true", help="every spec marked core = true (the core set)")
+    p_sweep.add_argument("--seeds", default="all", choices=("search", "confirm", "all"), help="which seed set")
+    p_sweep.add_argument("--workers", type=int, default=None, help="worker processes (default: the CPU count)")
+    p_sweep.add_argument("--merge", action="store_true", help="only merge finished cells into data/results/<name>.csv")
     p_bench = sub.add_parser("bench", help="benchmark one RL step against TRL's GRPOTrainer (bench/)")
     p_bench.add_argument("args", nargs=argparse.REMAINDER, help="arguments for bench/bench_step.py")
     return parser
@@ -167,6 +173,19 @@ def _export(args: argparse.Namespace) -> None:
     print(f"wrote {out}: the policy of {args.run} after {done} rollouts (task {cfg.task})")
 
 
+def _sweep(args: argparse.Namespace, command: str) -> None:
+    from gspo_lab.sweep import core_specs, load_spec, merge, run_sweep
+
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"workers must be >= 1, got {args.workers}")
+    specs = [load_spec(p) for p in args.specs] + (core_specs() if args.core else [])
+    if not specs:
+        raise ValueError("specs: name at least one spec file, or pass --core")
+    for spec in specs:
+        table = merge(spec) if args.merge else run_sweep(spec, seeds=args.seeds, workers=args.workers, command=command)
+        print(f"{spec.name}: {len(table)} finished cells -> data/results/{spec.name}.csv")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
@@ -194,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
             _eval(args)
         elif args.command == "export":
             _export(args)
+        elif args.command == "sweep":
+            _sweep(args, command)
         elif args.command == "bench":
             import runpy
 

@@ -40,6 +40,8 @@ def test_every_train_field_is_a_flag_with_its_docstring():
         (["sft", "--out", "x", "--preset", "huge"], "--preset must be one of"),
         (["eval", "sweep-sort", "--lengths", "99"], "--lengths must hold problem sizes of task 'sort'"),
         (["export", "nowhere", "out"], "nowhere is not a run folder"),
+        (["sweep"], "specs: name at least one spec file, or pass --core"),
+        (["sweep", "nope.toml"], "spec nope.toml not found"),
     ],
 )
 def test_bad_flags_exit_2_with_one_line_naming_the_flag(argv, flag, capsys):

@@ -1,0 +1,127 @@
+"""Sweeps (gspo_lab.sweep): specs checked before any run, cells run / skipped / resumed, results reproducible,
+the collapse rule as declared."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import gspo_lab.sweep as sweep
+from gspo_lab.sweep import cells, load_result, load_spec, merge, result_path, run_sweep, summarize
+
+SPEC = """
+name = "smoke_test"
+description = "two objectives x two seeds on the sweep preset, 2 rollouts"
+core = false
+
+[seeds]
+search = [0]
+confirm = [1]
+
+[base]
+checkpoint = "sweep-sort"
+length = 6
+prompts_per_rollout = 4
+group_size = 4
+minibatches = 2
+rollouts = 2
+eval_every = 1
+eval_prompts = 8
+
+[grid]
+objective = ["grpo", "gspo"]
+"""
+
+
+@pytest.fixture
+def spec(tmp_path, monkeypatch):
+    monkeypatch.setenv("GSPO_LAB_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("GSPO_LAB_RUNS", str(tmp_path / "runs"))
+    path = tmp_path / "smoke_test.toml"
+    path.write_text(SPEC)
+    return load_spec(path)
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (("confirm = [1]", "confirm = [0, 1]"), "confirmation seeds must be fresh"),
+        (("rollouts = 2", "rollout = 2"), "fields TrainConfig does not"),
+        (('objective = ["grpo", "gspo"]', 'objective = ["grpo", "gpso"]'), "objective must be one of"),
+        (('objective = ["grpo", "gspo"]', "objective = []"), "must be a non-empty list"),
+        (("rollouts = 2", "seed = 3"), "seeds go in"),
+    ],
+)
+def test_bad_spec_fails_at_load(tmp_path, edit, match):
+    path = tmp_path / "bad.toml"
+    path.write_text(SPEC.replace(*edit))
+    with pytest.raises(ValueError, match=match):
+        load_spec(path)
+
+
+def test_cells_keys_and_seed_sets(spec):
+    assert [(c.point["objective"], c.seed) for c in cells(spec)] == [("grpo", 0), ("grpo", 1), ("gspo", 0), ("gspo", 1)]
+    assert [c.seed for c in cells(spec, "confirm")] == [1, 1]
+    keys = [c.key for c in cells(spec)]
+    assert len(set(keys)) == 4 and all(len(k) == 16 for k in keys)
+
+
+def test_run_skip_merge_and_reproduce(spec, tmp_path, monkeypatch):
+    table = run_sweep(spec, workers=1, command="test", progress=False)
+    assert len(table) == 4 and set(table["seed_set"]) == {"search", "confirm"}
+    assert {"eval_start", "eval_final", "collapsed", "clip_token_frac"} <= set(table.columns)
+    result = load_result(result_path(cells(spec)[0]))
+    assert result["per_rollout"]["rollout"] == [0, 1] and "clip/token_frac:max" in result["per_rollout"]
+    assert result["eval"]["rollout"] == [0, 1, 2] and result["code_version"] == sweep.CODE_VERSION
+
+    def boom(*a, **k):
+        raise AssertionError("a finished cell ran again")
+
+    monkeypatch.setattr(sweep, "run_cell", boom)
+    assert len(run_sweep(spec, workers=1, progress=False)) == 4  # finished cells are skipped
+    monkeypatch.undo()
+    # the same cell re-run from scratch on this machine and thread count reproduces its rows exactly
+    monkeypatch.setenv("GSPO_LAB_RUNS", str(tmp_path / "runs-again"))
+    monkeypatch.setenv("GSPO_LAB_RESULTS", str(tmp_path / "results-again"))
+    again = sweep.run_cell(cells(spec)[0])
+    for key, values in result["per_rollout"].items():
+        if not key.startswith("time/"):
+            assert again["per_rollout"][key] == values, key
+    assert again["eval"] == result["eval"]
+
+
+def test_a_killed_cell_resumes(spec, monkeypatch):
+    from gspo_lab.paths import runs_dir
+    from gspo_lab.train import train
+
+    cell = cells(spec)[0]
+    run_dir = runs_dir() / "sweeps" / spec.name / cell.key
+
+    class Killed(Exception):
+        pass
+
+    def kill(state, rows):
+        raise Killed
+
+    with pytest.raises(Killed):
+        train(cell.cfg, run_dir, on_step=kill, progress=False)
+    assert not result_path(cell).exists()
+    result = sweep.run_cell(cell)
+    assert result["per_rollout"]["rollout"] == [0, 1]
+
+
+def test_two_workers(spec):
+    assert len(run_sweep(spec, seeds="search", workers=2, progress=False)) == 2
+    assert len(merge(spec)) == 2
+
+
+def test_collapse_rule():
+    def evals(acc):
+        return pd.DataFrame({"rollout": range(len(acc)), "eval/accuracy_sampled": acc, "eval/accuracy_greedy": acc})
+
+    empty = pd.DataFrame()
+    assert summarize(evals([0.4, 0.3, 0.1, 0.05]), empty)["collapsed"] is True
+    assert summarize(evals([0.4, 0.3, 0.1, 0.05]), empty)["collapse_rollout"] == 2
+    assert summarize(evals([0.4, 0.1, 0.3, 0.4]), empty)["collapsed"] is False  # recovered: not a collapse
+    assert summarize(evals([0.4, 0.25, 0.3]), empty)["collapsed"] is False  # 0.2 is the threshold, not crossed
+    assert summarize(evals([0.4, 0.5]), empty, diverged=True)["collapsed"] is True
