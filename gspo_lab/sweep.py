@@ -8,6 +8,8 @@ A spec (TOML, ``data/specs/<name>.toml``) declares, before any run: ``name``, ``
 core set the findings page regenerates), ``seeds`` (``search`` and ``confirm`` lists: a regime found on search seeds
 is confirmed on fresh ones), ``[base]`` (TrainConfig fields shared by every cell) and ``[grid]`` (lists of values;
 the cells are their Cartesian product × seeds; the objective is usually the only other difference between arms).
+A grid key naming several fields, ``"objective,routing_replay" = [["grpo", false], ["gspo", false]]``, varies them
+together (arms, or ε pairs). The string ``"off"`` stands for None (e.g. ``grad_clip = "off"``; TOML has no null).
 
 Each cell trains with :func:`gspo_lab.train.train` into ``runs/sweeps/<name>/<key>/`` (resumable: a killed cell
 continues from its last RL step) and, once finished, writes one immutable compressed result
@@ -125,7 +127,7 @@ def load_spec(path: str | Path) -> Spec:
         )
     names = {f.name for f in dataclasses.fields(TrainConfig)}
     for section in ("base", "grid"):
-        unknown = set(raw[section]) - names
+        unknown = {name for key in raw[section] for name in key.split(",")} - names
         if unknown:
             raise ValueError(f"spec {path}: [{section}] has fields TrainConfig does not: {sorted(unknown)}")
     if "seed" in raw["base"] or "seed" in raw["grid"]:
@@ -133,6 +135,9 @@ def load_spec(path: str | Path) -> Spec:
     for k, v in raw["grid"].items():
         if not isinstance(v, list) or not v:
             raise ValueError(f"spec {path}: [grid] {k} must be a non-empty list")
+        width = len(k.split(","))
+        if width > 1 and not all(isinstance(x, list) and len(x) == width for x in v):
+            raise ValueError(f"spec {path}: [grid] {k!r} must list {width}-element lists")
     spec = Spec(raw["name"], raw["description"], bool(raw.get("core", False)), search, confirm, raw["base"],
                 raw["grid"], path)  # fmt: skip
     cells(spec, "all")  # every config must be valid now, not hours into the sweep
@@ -144,10 +149,13 @@ def cells(spec: Spec, seeds: str = "all") -> list[Cell]:
     out = []
     keys = list(spec.grid)
     for values in itertools.product(*(spec.grid[k] for k in keys)):
-        point = dict(zip(keys, values, strict=True))
+        point = {}
+        for key, value in zip(keys, values, strict=True):
+            names = key.split(",")
+            point.update(zip(names, value if len(names) > 1 else [value], strict=True))
+        fields = {k: (None if v == "off" else v) for k, v in {**spec.base, **point}.items()}
         for seed in spec.seeds(seeds):
-            cfg = TrainConfig(**{**spec.base, **point, "seed": seed})
-            out.append(Cell(spec.name, point, seed, cfg))
+            out.append(Cell(spec.name, point, seed, TrainConfig(**fields, seed=seed)))
     return out
 
 
@@ -316,7 +324,8 @@ def merge(spec: Spec) -> pd.DataFrame:
                      **result["summary"], "wall_s": result["wall_s"]})  # fmt: skip
     table = pd.DataFrame(rows)
     if rows:
-        table = table.sort_values([*spec.grid, "seed"]).reset_index(drop=True)
+        columns = [name for key in spec.grid for name in key.split(",")]
+        table = table.sort_values(columns + ["seed"], key=lambda c: c.astype(str)).reset_index(drop=True)
         out = _results_dir(spec.name).with_suffix(".csv")
         table.to_csv(out.with_name(out.name + ".tmp"), index=False)
         os.replace(out.with_name(out.name + ".tmp"), out)

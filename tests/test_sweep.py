@@ -59,6 +59,18 @@ def test_bad_spec_fails_at_load(tmp_path, edit, match):
         load_spec(path)
 
 
+def test_zipped_grid_keys_and_off(tmp_path):
+    path = tmp_path / "zip.toml"
+    path.write_text(
+        SPEC.replace(
+            'objective = ["grpo", "gspo"]',
+            '"objective,routing_replay" = [["grpo", true], ["gspo", false]]\ngrad_clip = ["off", 1.0]',
+        )
+    )
+    got = [(c.cfg.objective, c.cfg.routing_replay, c.cfg.grad_clip) for c in cells(load_spec(path), "search")]
+    assert got == [("grpo", True, None), ("grpo", True, 1.0), ("gspo", False, None), ("gspo", False, 1.0)]
+
+
 def test_cells_keys_and_seed_sets(spec):
     assert [(c.point["objective"], c.seed) for c in cells(spec)] == [("grpo", 0), ("grpo", 1), ("gspo", 0), ("gspo", 1)]
     assert [c.seed for c in cells(spec, "confirm")] == [1, 1]
