@@ -104,6 +104,9 @@ def parse_args(argv=None):
     ap.add_argument("--preset", default="moe", choices=("moe", "dense", "sweep"), help="model preset (default moe)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
     ap.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--"]:  # `gspo-lab bench -- --quick`: the CLI's pass-through keeps the separator
+        argv = argv[1:]
     opts = ap.parse_args(argv)
     opts.repeats = opts.repeats or (2 if opts.quick else 15)
     opts.warmup = opts.warmup if opts.warmup is not None else (1 if opts.quick else 2)
