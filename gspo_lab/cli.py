@@ -189,7 +189,10 @@ def _sweep(args: argparse.Namespace, command: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
-    args = parser.parse_args(argv)
+    if argv[:1] == ["bench"]:  # everything after `bench` is bench_step.py's, flags included (argparse would claim them)
+        args = argparse.Namespace(command="bench", args=list(argv[1:]))
+    else:
+        args = parser.parse_args(argv)
     command = "gspo-lab " + shlex.join(argv)
     try:
         if args.command == "sft":

@@ -123,3 +123,14 @@ def test_sft_writes_a_loadable_checkpoint_with_its_command(tmp_path):
     model, tok, record = load_checkpoint(out)
     assert record["command"] == "gspo-lab " + " ".join(argv) and record["steps"] == 2
     assert set(record["accuracy_per_length"]) == {"4"} and model.config.num_experts == 8
+
+
+def test_bench_passes_every_argument_through(monkeypatch):
+    import runpy
+    import sys
+
+    seen = {}
+    monkeypatch.setattr(runpy, "run_path", lambda path, run_name: seen.update(path=path, argv=list(sys.argv)))
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    assert main(["bench", "--quick", "--repeats", "3"]) == 0
+    assert seen["argv"] == ["bench_step.py", "--quick", "--repeats", "3"] and seen["path"].endswith("bench_step.py")
