@@ -221,9 +221,10 @@ def variance_growth(probe: Probe, k: int, n_from: int = 4) -> dict[str, float]:
 
     ``sum_growth``: Var[Σ_{t<=n} log w] / Var_token at the longest prefix over the same at ``n_from`` (≈ n / n_from
     if token noise adds up independently). ``mean_growth``: the same for the length-normalised mean; it is
-    sum_growth · (n_from / n)² by definition, reported, not a separate finding.
+    sum_growth · (n_from / n)² by definition, reported, not a separate finding. The longest prefix is the longest
+    that at least half of the responses reach, so both ends describe (mostly) the same responses.
     """
-    table = prefix_ratio_variance(probe, k)
+    table = prefix_ratio_variance(probe, k, min_responses=max(probe.mask.shape[0] // 2, 2))
     first, last = table.loc[table["n"] == n_from].iloc[0], table.iloc[-1]
     return {
         "n_from": n_from,

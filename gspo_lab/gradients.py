@@ -74,7 +74,7 @@ def weight_profile(weights: Tensor, adv: Tensor, mask: Tensor) -> pd.DataFrame:
         rows.append(
             {
                 "advantage": sign,
-                "tokens": int(m.sum()),
+                "tokens": int(seq_lengths(m).sum()),
                 "mean_weight": w.mean().item(),
                 "zero_frac": (w == 0).double().mean().item(),
                 "within_response_std": spread,
@@ -208,9 +208,10 @@ def per_token_advantages(probe, task) -> Tensor:
     """
     r, mask = probe.rollout, probe.mask
     credit = torch.zeros(mask.shape, dtype=torch.float64)
+    lengths = seq_lengths(mask).tolist()
     for i, (p, c) in enumerate(zip(r.problems, r.completions, strict=True)):
         row = task.token_credit(p, c) + [float(len(c) == len(p.target))]
-        n = min(len(row), int(mask[i].sum()))
+        n = min(len(row), lengths[i])
         credit[i, :n] = torch.tensor(row[:n], dtype=torch.float64)
     centred = credit - masked_mean(credit, mask, dim=-1)[:, None]
     return (probe.adv.to(torch.float64)[:, None] + centred).where(mask, 0.0)

@@ -368,9 +368,8 @@ def markdown_table(rows=MUTANTS, *, run: bool = True) -> str:
     for row in rows:
         plain, broken = verdicts(row) if run else (True, False)
         mark = {True: "pass", False: "**fail**"}
-        lines.append(
-            f"| {row.claim} | {row.computes} | {row.mutant} (`{row.target}`) | {mark[plain]} | {mark[broken]} |"
-        )
+        cells = [row.claim, row.computes, f"{row.mutant} (`{row.target}`)", mark[plain], mark[broken]]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
 
 

@@ -88,7 +88,7 @@ def test_figures_are_stored_as_images(smoke, name):
     assert figures and all("image/png" in data for data in figures)
 
 
-def seed_check(tier: str, seeds=range(5), out_dir=None) -> dict:
+def seed_check(tier: str, seeds=range(5), out_dir=None, notebooks=None) -> dict:
     """Run every notebook at ``tier`` once per seed; per claim (and the recorded staleness noise) the values by seed.
 
     ``python tests/test_notebooks.py --seeds smoke|full`` prints them with min/max: a claim must hold on every seed
@@ -102,7 +102,7 @@ def seed_check(tier: str, seeds=range(5), out_dir=None) -> dict:
     out_dir = Path(out_dir or tempfile.mkdtemp(prefix=f"seeds-{tier}-"))
     values: dict[str, dict[int, float]] = {}
     for seed in seeds:
-        for name in sorted(NOTEBOOKS):
+        for name in sorted(notebooks or NOTEBOOKS):
             path = out_dir / f"{name}-{seed}.json"
             params = {**parameters_for(name, tier), "seed": seed, "results_path": str(path)}
             execute(repo_root() / "notebooks" / f"{name}.ipynb", out_dir / f"{name}-{seed}.ipynb", params)
@@ -118,9 +118,9 @@ def seed_check(tier: str, seeds=range(5), out_dir=None) -> dict:
 if __name__ == "__main__":
     import sys
 
-    if len(sys.argv) != 3 or sys.argv[1] != "--seeds":
-        raise SystemExit("usage: python tests/test_notebooks.py --seeds smoke|full")
-    table = seed_check(sys.argv[2])
+    if len(sys.argv) < 3 or sys.argv[1] != "--seeds":
+        raise SystemExit("usage: python tests/test_notebooks.py --seeds smoke|full [NOTEBOOK ...]")
+    table = seed_check(sys.argv[2], notebooks=sys.argv[3:])
     print(f"| claim ({sys.argv[2]} tier) | " + " | ".join(f"seed {s}" for s in range(5)) + " | min | max |")
     print("| --- |" + " --- |" * 7)
     for key, by_seed in table.items():
