@@ -22,6 +22,7 @@ __all__ = [
     "plot_clip_runs",
     "plot_clip_whatif",
     "plot_objective_table",
+    "plot_seed_curves",
 ]
 
 #: one colour per objective, in every notebook
@@ -193,4 +194,24 @@ def plot_objective_table(table: pd.DataFrame, keys: list[str], title: str = "") 
         ax.tick_params(axis="x", labelsize=8)
     fig.suptitle(title)
     fig.tight_layout()
+    return fig
+
+
+def plot_seed_curves(data: pd.DataFrame, ylabel: str, title: str = "", log: bool = False) -> Figure:
+    """Per-rollout curves of stored sweep results: one thin line per seed, the mean over seeds bold, per objective.
+
+    ``data``: long table with columns objective, seed, rollout, value (:func:`gspo_lab.experiments.curves`).
+    """
+    fig, (ax,) = _fig()
+    for objective, group in data.groupby("objective", sort=True):
+        for _, run in group.groupby("seed"):
+            ax.plot(run["rollout"], run["value"], color=color(objective), alpha=0.25, lw=0.8)
+        mean = group.groupby("rollout")["value"].mean()
+        ax.plot(mean.index, mean.values, color=color(objective), lw=2, label=f"{label(objective)} (mean of seeds)")
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel("rollout batch")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(frameon=False)
     return fig

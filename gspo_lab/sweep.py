@@ -286,6 +286,8 @@ def run_sweep(spec: Spec, *, seeds: str = "all", workers: int | None = None, com
     from tqdm.auto import tqdm
 
     todo = [c for c in cells(spec, seeds) if not result_path(c).exists()]
+    order = spec.seeds("all")
+    todo.sort(key=lambda c: order.index(c.seed))  # seed-major: a partial sweep holds complete, comparable seeds
     workers = workers or os.cpu_count() or 1
     total = len(cells(spec, seeds))
     bar = tqdm(total=total, initial=total - len(todo), desc=f"sweep {spec.name}", unit="cell", disable=not progress)
@@ -310,9 +312,9 @@ def load_result(path: str | Path) -> dict:
         return json.load(f)
 
 
-def merge(spec: Spec) -> pd.DataFrame:
-    """One row per finished cell of ``spec`` (current code version): grid values, seed, summary. Also written to
-    ``data/results/<name>.csv``."""
+def merge(spec: Spec, *, write: bool = True) -> pd.DataFrame:
+    """One row per finished cell of ``spec`` (current code version): grid values, seed, summary. With ``write``,
+    also saved as ``data/results/<name>.csv``."""
     keys = {c.key: c for c in cells(spec, "all")}
     rows = []
     for path in sorted(_results_dir(spec.name).glob("*.json.gz")):
@@ -326,6 +328,7 @@ def merge(spec: Spec) -> pd.DataFrame:
     if rows:
         columns = [name for key in spec.grid for name in key.split(",")]
         table = table.sort_values(columns + ["seed"], key=lambda c: c.astype(str)).reset_index(drop=True)
+    if rows and write:
         out = _results_dir(spec.name).with_suffix(".csv")
         table.to_csv(out.with_name(out.name + ".tmp"), index=False)
         os.replace(out.with_name(out.name + ".tmp"), out)

@@ -1,0 +1,50 @@
+"""The findings page cannot drift from the data: regenerated from data/results/, it must equal the committed text,
+and each figure's input data must hash as recorded. Plus the statistics it is built from."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from gspo_lab.experiments import arm_table, bootstrap_ci, paired_ratio, rate_table, wilson
+from gspo_lab.nb import findings
+
+
+def test_committed_page_matches_the_stored_results():
+    assert findings.check() == []
+
+
+def test_check_sees_a_changed_number(monkeypatch):
+    real = findings._compute
+
+    def tampered():
+        values, figures = real()
+        values["f1_progress"] = values["f1_progress"] + " (tampered)"
+        return values, figures
+
+    monkeypatch.setattr(findings, "_compute", tampered)
+    assert any("differs" in p for p in findings.check())
+
+
+def test_wilson_and_bootstrap():
+    lo, hi = wilson(0, 5)
+    assert lo == 0.0 and hi == pytest.approx(0.434, abs=1e-3)  # 0 of 5 still allows a 43 % rate
+    lo, hi = wilson(5, 5)
+    assert hi == 1.0 and lo == pytest.approx(0.566, abs=1e-3)
+    lo, hi = bootstrap_ci([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert 1.0 <= lo < 3.0 < hi <= 5.0
+    assert all(math.isnan(v) for v in bootstrap_ci([1.0]))
+
+
+def test_arm_rate_and_paired_tables():
+    table = pd.DataFrame({"objective": ["grpo", "gspo"] * 3, "seed": [0, 0, 1, 1, 2, 2],
+                          "frac": [0.01, 0.2, 0.02, 0.3, 0.01, 0.1], "collapsed": [1, 0, 1, 0, 0, 0]})  # fmt: skip
+    arms = arm_table(table, ["objective"], "frac").set_index("objective")
+    assert arms.loc["gspo", "mean"] == pytest.approx(0.2) and arms.loc["grpo", "seeds"] == 3
+    rates = rate_table(table, ["objective"]).set_index("objective")
+    assert (rates.loc["grpo", "k"], rates.loc["gspo", "k"]) == (2, 0)
+    ratio = paired_ratio(table.assign(arm=1), ["arm"], "frac")
+    assert ratio["ratio"].tolist() == pytest.approx([20.0, 15.0, 10.0])
+    assert paired_ratio(table[table.objective == "grpo"].assign(arm=1), ["arm"], "frac").empty
