@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gspo_lab.experiments import arm_table, curves, finished, paired_ratio
+from gspo_lab.experiments import arm_table, curves, finished, paired_ratio, rate_table
 from gspo_lab.paths import data_dir, repo_root
 from gspo_lab.sweep import Spec, cells, load_spec
 
@@ -90,7 +90,7 @@ def _f1(values: dict, figures: dict) -> None:
     spec = _spec("f1_clip_fractions")
     table = finished(spec, "confirm")
     values["f1_progress"] = _progress(spec)
-    values.update(f1_table="(no results yet)", f1_headline="—", f1_verdict="pending")
+    values.update(f1_table="(no results yet)", f1_headline="—", f1_verdict="pending", f1_figure="", f1_absolute="")
     if table.empty:
         return
     ratio = paired_ratio(table, ["lr", "minibatches"], "clip_token_frac")
@@ -108,26 +108,97 @@ def _f1(values: dict, figures: dict) -> None:
     _, r = _ratio_cell(ratio[(ratio.lr == 3e-5) & (ratio.minibatches == 4)])
     if r is not None:
         values["f1_headline"] = (f"{_fmt(r['mean'])}× (95 % interval {_fmt(r['ci_low'])}–{_fmt(r['ci_high'])}; "
-                                 f"seeds {_fmt(r['min'])}–{_fmt(r['max'])}; n = {r['seeds']})")  # fmt: skip
+                                 f"seeds {_fmt(r['min'])}–{_fmt(r['max'])}; n = {int(r['seeds'])})")  # fmt: skip
         low = r["ci_low"] if math.isfinite(r["ci_low"]) else r["min"]
         verdict = "partly reproduced" if low >= F1_PARTLY_RATIO else "not reproduced"
         values["f1_verdict"] = "reproduced" if low >= F1_REPRODUCED_RATIO else verdict
         if r["seeds"] < len(spec.confirm_seeds):
-            values["f1_verdict"] += f" (provisional: {r['seeds']} of {len(spec.confirm_seeds)} seeds finished)"
+            values["f1_verdict"] += f" (provisional: {int(r['seeds'])} of {len(spec.confirm_seeds)} seeds finished)"
+        where = {"lr": 3e-5, "minibatches": 4}
+        grpo, gspo = _pair(table, "clip_token_frac", where).split(" / ")
+        g_acc, s_acc = _pair(table, "eval_final", where).split(" / ")
+        values["f1_absolute"] = (
+            f"In that arm the clipped-token fractions are GRPO {grpo} and GSPO {gspo} (the paper's, read off Fig. 2: "
+            f"≈ 0.0013 and ≈ 0.15), and the final held-out accuracies GRPO {g_acc} and GSPO {s_acc} (cold start: "
+            f"{_fmt(table['eval_start'].mean())})."
+        )
     curve = curves(spec, "clip/token_frac:mean", "confirm")
     if not curve.empty:
         figures["f1_clip_curves"] = (curve[(curve.lr == 3e-5) & (curve.minibatches == 4)], _plot_curves)
+        values["f1_figure"] = (
+            "![clipped-token fraction per rollout, GRPO vs GSPO, lr 3e-5, M = 4](figures/f1_clip_curves.png)"
+        )
 
 
 def _plot_curves(data: pd.DataFrame):
     from gspo_lab.plots import plot_seed_curves
 
-    return plot_seed_curves(data, ylabel="clipped-token fraction (updates k ≥ 1)", log=True)
+    return plot_seed_curves(data, ylabel="clipped-token fraction (mean of the M updates)", log=True)
+
+
+# --- finding 2: collapse --------------------------------------------------------------------------------------------
+
+
+def _arm_name(row) -> str:
+    name = {"grpo": "GRPO", "gspo": "GSPO"}.get(row["objective"], row["objective"])
+    return name + (" + Routing Replay" if row.get("routing_replay") else "")
+
+
+def _f2(values: dict, figures: dict) -> None:
+    spec = _spec("f2_collapse_moe")
+    table = finished(spec, "confirm")
+    values["f2_progress"] = _progress(spec)
+    values["f2_table"], values["f2_verdict"], values["f2_figure"] = "(no results yet)", "pending", ""
+    if table.empty:
+        return
+    table = table.assign(arm=table.apply(_arm_name, axis=1), clip=table["grad_clip"].map(
+        lambda c: "off" if c is None or (isinstance(c, float) and math.isnan(c)) else f"{c:g}"))  # fmt: skip
+    rates = rate_table(table, ["clip", "arm"]).set_index(["clip", "arm"])
+    rows = [
+        "| grad-norm clip | arm | collapsed (Wilson 95 %) | held-out acc. start → final (mean [95 % interval]) "
+        "| clipped tokens | expert change per update |",
+        "|" + " --- |" * 6,
+    ]
+    for (clip, arm), group in table.groupby(["clip", "arm"], sort=True):
+        r = rates.loc[(clip, arm)]
+        final = arm_table(group.assign(a=0), ["a"], "eval_final").iloc[0]
+        rows.append(f"| {clip} | {arm} | {r['k']}/{r['n']} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | "
+                    f"{_fmt(group['eval_start'].mean())} → {_mean_ci(final)} | {_fmt(group['clip_token_frac'].mean())} "
+                    f"| {_fmt(group['expert_change'].mean())} |")  # fmt: skip
+    values["f2_table"] = "\n".join(rows)
+    verdicts = []
+    for clip in sorted(set(table["clip"])):
+        g = rates.loc[(clip, "GRPO")] if (clip, "GRPO") in rates.index else None
+        s = rates.loc[(clip, "GSPO")] if (clip, "GSPO") in rates.index else None
+        if g is None or s is None:
+            continue
+        if g["k"] >= 4 and s["k"] == 0:
+            label = "GRPO collapses where GSPO does not"
+        elif g["k"] >= 4 and s["k"] >= 4:
+            label = "both collapse alike"
+        elif g["k"] == 0 and s["k"] == 0:
+            label = "neither collapses"
+        else:
+            label = "mixed"
+        done = "" if min(g["n"], s["n"]) >= len(spec.confirm_seeds) else " (provisional: not all seeds finished)"
+        verdicts.append(f"grad clip {clip}: {label} (GRPO {g['k']}/{g['n']}, GSPO {s['k']}/{s['n']}){done}")
+    values["f2_verdict"] = "; ".join(verdicts) or "pending"
+    curve = curves(spec, "eval/accuracy_sampled", "confirm")
+    if not curve.empty:
+        curve = curve[curve["grad_clip"].isna() & ~curve["routing_replay"].astype(bool)]
+        figures["f2_eval_curves"] = (curve[["objective", "seed", "rollout", "value"]], _plot_eval)
+        values["f2_figure"] = "![held-out accuracy per rollout, no grad clip, GRPO vs GSPO](figures/f2_eval_curves.png)"
+
+
+def _plot_eval(data: pd.DataFrame):
+    from gspo_lab.plots import plot_seed_curves
+
+    return plot_seed_curves(data, ylabel="held-out accuracy (sampled, τ = 1)")
 
 
 # --- the page --------------------------------------------------------------------------------------------------------
 
-SECTIONS: list[Callable[[dict, dict], None]] = [_f1]
+SECTIONS: list[Callable[[dict, dict], None]] = [_f1, _f2]
 
 
 def _compute() -> tuple[dict, dict]:
