@@ -139,6 +139,13 @@ def _plot_curves(data: pd.DataFrame):
 # --- finding 2: collapse --------------------------------------------------------------------------------------------
 
 
+def _clip_label(value) -> str:
+    """A grid's grad_clip as stored in a result's point ("off" in specs, None or NaN once tabled) -> "off" / "1"."""
+    if value is None or value == "off" or (isinstance(value, float) and math.isnan(value)):
+        return "off"
+    return f"{float(value):g}"
+
+
 def _arm_name(row) -> str:
     name = {"grpo": "GRPO", "gspo": "GSPO"}.get(row["objective"], row["objective"])
     return name + (" + Routing Replay" if row.get("routing_replay") else "")
@@ -151,8 +158,7 @@ def _f2(values: dict, figures: dict) -> None:
     values["f2_table"], values["f2_verdict"], values["f2_figure"] = "(no results yet)", "pending", ""
     if table.empty:
         return
-    table = table.assign(arm=table.apply(_arm_name, axis=1), clip=table["grad_clip"].map(
-        lambda c: "off" if c is None or (isinstance(c, float) and math.isnan(c)) else f"{c:g}"))  # fmt: skip
+    table = table.assign(arm=table.apply(_arm_name, axis=1), clip=table["grad_clip"].map(_clip_label))
     rates = rate_table(table, ["clip", "arm"]).set_index(["clip", "arm"])
     rows = [
         "| grad-norm clip | arm | collapsed (Wilson 95 %) | held-out acc. start → final (mean [95 % interval]) "
@@ -162,7 +168,7 @@ def _f2(values: dict, figures: dict) -> None:
     for (clip, arm), group in table.groupby(["clip", "arm"], sort=True):
         r = rates.loc[(clip, arm)]
         final = arm_table(group.assign(a=0), ["a"], "eval_final").iloc[0]
-        rows.append(f"| {clip} | {arm} | {r['k']}/{r['n']} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | "
+        rows.append(f"| {clip} | {arm} | {int(r['k'])}/{int(r['n'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | "
                     f"{_fmt(group['eval_start'].mean())} → {_mean_ci(final)} | {_fmt(group['clip_token_frac'].mean())} "
                     f"| {_fmt(group['expert_change'].mean())} |")  # fmt: skip
     values["f2_table"] = "\n".join(rows)
@@ -181,11 +187,13 @@ def _f2(values: dict, figures: dict) -> None:
         else:
             label = "mixed"
         done = "" if min(g["n"], s["n"]) >= len(spec.confirm_seeds) else " (provisional: not all seeds finished)"
-        verdicts.append(f"grad clip {clip}: {label} (GRPO {g['k']}/{g['n']}, GSPO {s['k']}/{s['n']}){done}")
+        verdicts.append(
+            f"grad clip {clip}: {label} (GRPO {int(g['k'])}/{int(g['n'])}, GSPO {int(s['k'])}/{int(s['n'])}){done}"
+        )
     values["f2_verdict"] = "; ".join(verdicts) or "pending"
     curve = curves(spec, "eval/accuracy_sampled", "confirm")
     if not curve.empty:
-        curve = curve[curve["grad_clip"].isna() & ~curve["routing_replay"].astype(bool)]
+        curve = curve[(curve["grad_clip"].map(_clip_label) == "off") & ~curve["routing_replay"].astype(bool)]
         figures["f2_eval_curves"] = (curve[["objective", "seed", "rollout", "value"]], _plot_eval)
         values["f2_figure"] = "![held-out accuracy per rollout, no grad clip, GRPO vs GSPO](figures/f2_eval_curves.png)"
 
