@@ -24,7 +24,7 @@ from gspo_lab.config import TrainConfig
 from gspo_lab.policy import rollout_logprobs
 from gspo_lab.ratios import seq_log_ratio, seq_log_ratio_sum, tok_log_ratio
 from gspo_lab.reductions import seq_lengths
-from gspo_lab.routing import expert_change_frac, record_routing
+from gspo_lab.routing import expert_change_frac, expert_change_frac_per_layer, record_routing
 from gspo_lab.step import collect, init_state, update
 
 __all__ = [
@@ -50,6 +50,7 @@ class Probe:
     adv: Tensor  # (B,)
     rewards: Tensor  # (B,)
     expert_change: list[float]  # K + 1 values: π_θk's routing vs π_old's (0.0 for k = 0; NaN for a dense model)
+    expert_change_layers: list[list[float]] | None = None  # K + 1 lists, one value per MoE layer (None: dense)
 
     @property
     def K(self) -> int:
@@ -86,7 +87,10 @@ def _probe(batches, logps, routings) -> Probe:
     r = batches.data
     full_mask = torch.cat([r.prompt_mask, r.response_mask], 1)
     change = [expert_change_frac(routings[0], x, full_mask) if x is not None else math.nan for x in routings]
-    return Probe(r, torch.stack(logps), r.response_mask, batches.adv, batches.rewards, change)
+    layers = None
+    if routings[0] is not None:
+        layers = [expert_change_frac_per_layer(routings[0], x, full_mask).tolist() for x in routings]
+    return Probe(r, torch.stack(logps), r.response_mask, batches.adv, batches.rewards, change, layers)
 
 
 def offpolicy_trace(

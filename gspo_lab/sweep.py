@@ -87,6 +87,7 @@ class Spec:
     base: dict
     grid: dict
     path: Path
+    probe: str | None = None  # a probe of gspo_lab.probes instead of a training run
 
     def seeds(self, which: str) -> tuple[int, ...]:
         if which not in SEED_SETS:
@@ -104,10 +105,12 @@ class Cell:
     point: dict
     seed: int
     cfg: TrainConfig
+    probe: str | None = None
+    probe_kw: dict = dataclasses.field(default_factory=dict)
 
     @property
     def key(self) -> str:
-        return cell_key(self.cfg)
+        return cell_key(self.cfg, self.probe, self.probe_kw)
 
 
 def load_spec(path: str | Path) -> Spec:
@@ -126,10 +129,19 @@ def load_spec(path: str | Path) -> Spec:
             f"spec {path}: confirmation seeds must be fresh, {sorted(set(search) & set(confirm))} are both"
         )
     names = {f.name for f in dataclasses.fields(TrainConfig)}
+    probe = raw.get("probe")
+    if probe is not None:
+        from gspo_lab.probes import probe_params
+
+        try:
+            names |= probe_params(probe)
+        except ValueError as err:
+            raise ValueError(f"spec {path}: {err}") from None
     for section in ("base", "grid"):
         unknown = {name for key in raw[section] for name in key.split(",")} - names
         if unknown:
-            raise ValueError(f"spec {path}: [{section}] has fields TrainConfig does not: {sorted(unknown)}")
+            what = "TrainConfig" + (f" and probe {probe!r}" if probe else "")
+            raise ValueError(f"spec {path}: [{section}] has fields {what} does not: {sorted(unknown)}")
     if "seed" in raw["base"] or "seed" in raw["grid"]:
         raise ValueError(f"spec {path}: seeds go in [seeds] (search/confirm), not in [base] or [grid]")
     for k, v in raw["grid"].items():
@@ -139,7 +151,7 @@ def load_spec(path: str | Path) -> Spec:
         if width > 1 and not all(isinstance(x, list) and len(x) == width for x in v):
             raise ValueError(f"spec {path}: [grid] {k!r} must list {width}-element lists")
     spec = Spec(raw["name"], raw["description"], bool(raw.get("core", False)), search, confirm, raw["base"],
-                raw["grid"], path)  # fmt: skip
+                raw["grid"], path, probe)  # fmt: skip
     cells(spec, "all")  # every config must be valid now, not hours into the sweep
     return spec
 
@@ -154,14 +166,20 @@ def cells(spec: Spec, seeds: str = "all") -> list[Cell]:
             names = key.split(",")
             point.update(zip(names, value if len(names) > 1 else [value], strict=True))
         fields = {k: (None if v == "off" else v) for k, v in {**spec.base, **point}.items()}
+        config_names = {f.name for f in dataclasses.fields(TrainConfig)}
+        probe_kw = {k: v for k, v in fields.items() if k not in config_names}
+        fields = {k: v for k, v in fields.items() if k in config_names}
         for seed in spec.seeds(seeds):
-            out.append(Cell(spec.name, point, seed, TrainConfig(**fields, seed=seed)))
+            out.append(Cell(spec.name, point, seed, TrainConfig(**fields, seed=seed), spec.probe, probe_kw))
     return out
 
 
-def cell_key(cfg: TrainConfig) -> str:
-    """16 hex digits of SHA-256 over the full config and :data:`CODE_VERSION`."""
-    text = json.dumps({"config": dataclasses.asdict(cfg), "code": CODE_VERSION}, sort_keys=True)
+def cell_key(cfg: TrainConfig, probe: str | None = None, probe_kw: dict | None = None) -> str:
+    """16 hex digits of SHA-256 over the full config and :data:`CODE_VERSION` (and the probe with its arguments)."""
+    content = {"config": dataclasses.asdict(cfg), "code": CODE_VERSION}
+    if probe is not None:
+        content["probe"] = {"name": probe, "kw": probe_kw or {}}
+    text = json.dumps(content, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -238,8 +256,35 @@ def _write_gz(path: Path, obj: dict) -> None:
     os.replace(tmp, path)
 
 
+def _run_probe_cell(cell: Cell, command: str) -> dict:
+    from gspo_lab.probes import run_probe
+
+    t0 = time.perf_counter()
+    out = run_probe(cell.probe, cell.cfg, **cell.probe_kw)
+    result = {
+        "spec": cell.spec,
+        "key": cell.key,
+        "code_version": CODE_VERSION,
+        "point": cell.point,
+        "seed": cell.seed,
+        "config": dataclasses.asdict(cell.cfg),
+        "probe": {"name": cell.probe, "kw": cell.probe_kw},
+        "summary": out["summary"],
+        "tables": out["tables"],
+        "command": command,
+        "git_commit": _git_commit(),
+        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
+        "wall_s": round(time.perf_counter() - t0, 1),
+    }
+    _write_gz(result_path(cell), result)
+    return result
+
+
 def run_cell(cell: Cell, *, command: str = "") -> dict:
-    """Train one cell (resuming its run folder if one is there), write its result file, return the result."""
+    """Train one cell (resuming its run folder if one is there), write its result file, return the result.
+    A probe cell (``cell.probe``) runs its probe instead (gspo_lab/probes.py); nothing to resume."""
+    if cell.probe is not None:
+        return _run_probe_cell(cell, command)
     from gspo_lab.train import load_state, train
 
     run_dir = runs_dir() / "sweeps" / cell.spec / cell.key

@@ -137,3 +137,91 @@ def test_collapse_rule():
     assert summarize(evals([0.4, 0.1, 0.3, 0.4]), empty)["collapsed"] is False  # recovered: not a collapse
     assert summarize(evals([0.4, 0.25, 0.3]), empty)["collapsed"] is False  # 0.2 is the threshold, not crossed
     assert summarize(evals([0.4, 0.5]), empty, diverged=True)["collapsed"] is True
+
+
+PROBE_SPEC = """
+name = "probe_test"
+probe = "{probe}"
+description = "a probe on the sweep preset"
+core = false
+
+[seeds]
+search = []
+confirm = [0, 1]
+
+[base]
+checkpoint = "{checkpoint}"
+length = 6
+prompts_per_rollout = 4
+group_size = 4
+minibatches = 2
+{extra}
+
+[grid]
+lr = [1e-4]
+"""
+
+
+def _probe_spec(tmp_path, monkeypatch, probe, checkpoint="sweep-sort", extra=""):
+    monkeypatch.setenv("GSPO_LAB_RESULTS", str(tmp_path / "results"))
+    path = tmp_path / "probe_test.toml"
+    path.write_text(PROBE_SPEC.format(probe=probe, checkpoint=checkpoint, extra=extra))
+    return path
+
+
+def test_probe_spec_checks_its_arguments(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="probe must be one of"):
+        load_spec(_probe_spec(tmp_path, monkeypatch, "nonsense"))
+    with pytest.raises(ValueError, match=r"fields TrainConfig and probe 'precision' does not: \['updates'\]"):
+        load_spec(_probe_spec(tmp_path, monkeypatch, "precision", extra="updates = 2"))
+    spec = load_spec(_probe_spec(tmp_path, monkeypatch, "expert_volatility", extra="updates = 2"))
+    cell = cells(spec)[0]
+    assert cell.probe_kw == {"updates": 2} and not hasattr(cell.cfg, "updates")
+    # the same config as a training cell, or with other probe arguments, is another cell
+    assert cell.key != sweep.cell_key(cell.cfg) != sweep.cell_key(cell.cfg, "expert_volatility", {"updates": 3})
+
+
+def test_probe_cells_run_merge_and_reproduce(tmp_path, monkeypatch):
+    spec = load_spec(_probe_spec(tmp_path, monkeypatch, "expert_volatility", extra="updates = 2"))
+    table = run_sweep(spec, workers=1, progress=False)
+    assert len(table) == 2 and set(table.seed) == {0, 1}
+    assert (table.change_k1 > 0).all() and (table.change_k1 < 1).all()  # the update moved some routing, not all
+    result = load_result(result_path(cells(spec)[0]))
+    assert result["probe"] == {"name": "expert_volatility", "kw": {"updates": 2}}
+    assert {r["k"] for r in result["tables"]["per_layer"]} == {1, 2}
+    from gspo_lab.probes import run_probe
+
+    rerun = run_probe("expert_volatility", cells(spec)[0].cfg, updates=2)
+    assert rerun["summary"] == result["summary"]
+
+
+def test_precision_probe_floor_and_bf16(tmp_path, monkeypatch):
+    from gspo_lab.probes import run_probe
+
+    spec = load_spec(_probe_spec(tmp_path, monkeypatch, "precision"))
+    out = run_probe("precision", cells(spec)[0].cfg)["summary"]
+    assert out["fp32_tok_max"] < 1e-4  # same precision: KV cache vs full forward differ only by rounding
+    assert out["bf16_tok_mean"] > 10 * out["fp32_tok_mean"]  # bf16 autocast is a real mismatch
+    # length normalisation shrinks the per-sequence mismatch below the summed one
+    assert out["bf16_seq_mean"] < out["bf16_seqsum_mean"]
+
+
+def test_expert_volatility_refuses_a_dense_model(tmp_path, monkeypatch):
+    from gspo_lab.probes import run_probe
+
+    spec = load_spec(_probe_spec(tmp_path, monkeypatch, "expert_volatility", checkpoint="dense-sort"))
+    with pytest.raises(ValueError, match="needs an MoE checkpoint, 'dense-sort' is dense"):
+        run_probe("expert_volatility", cells(spec)[0].cfg)
+
+
+def test_cli_core_runs_the_confirmation_cells(monkeypatch):
+    from gspo_lab import cli
+
+    seen = []
+    monkeypatch.setattr(sweep, "run_sweep", lambda spec, seeds, **kw: seen.append((spec.name, seeds)) or pd.DataFrame())
+    assert cli.main(["sweep", "--core"]) == 0
+    assert seen and {s for _, s in seen} == {"confirm"}
+    assert {name for name, _ in seen} == {s.name for s in sweep.core_specs()}
+    seen.clear()
+    cli.main(["sweep", "--core", "--seeds", "all"])
+    assert {s for _, s in seen} == {"all"}

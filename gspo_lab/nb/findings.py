@@ -204,9 +204,307 @@ def _plot_eval(data: pd.DataFrame):
     return plot_seed_curves(data, ylabel="held-out accuracy (sampled, τ = 1)")
 
 
+# --- finding 1, continued: the ε sweep ----------------------------------------------------------------------------------
+
+
+def _f1_eps(values: dict, figures: dict) -> None:
+    spec = _spec("f1_eps_sweep")
+    table = finished(spec, "confirm")
+    values["f1_eps_progress"] = _progress(spec)
+    values["f1_eps_table"] = "(no results yet)"
+    if table.empty:
+        return
+    rows = ["| objective | ε_low / ε_high | × paper | seeds | clipped tokens (mean [95 % interval]) | clipped responses "
+            "| held-out acc. final |", "|" + " --- |" * 7]  # fmt: skip
+    paper = {"grpo": 0.2, "gspo": 3e-4}
+    for (objective, lo, hi), group in table.groupby(["objective", "eps_low", "eps_high"], sort=True):
+        tok = arm_table(group.assign(a=0), ["a"], "clip_token_frac").iloc[0]
+        acc = arm_table(group.assign(a=0), ["a"], "eval_final").iloc[0]
+        rows.append(f"| {objective.upper()} | {_fmt(lo)} / {_fmt(hi)} | {_fmt(lo / paper[objective])} | "
+                    f"{int(tok['seeds'])} | {_mean_ci(tok)} | {_fmt(group['clip_seq_frac'].mean())} | "
+                    f"{_mean_ci(acc)} |")  # fmt: skip
+    values["f1_eps_table"] = "\n".join(rows)
+
+
+# --- finding 2, continued: the dense twin and the search for the target regime -----------------------------------------
+
+
+def _collapse_rows(table: pd.DataFrame, with_expert: bool = True) -> list[str]:
+    """Markdown rows: per (grad clip, arm) the collapse rate, held-out accuracy start → final, clipped tokens."""
+    table = table.assign(arm=table.apply(_arm_name, axis=1), clip=table["grad_clip"].map(_clip_label))
+    rates = rate_table(table, ["clip", "arm"]).set_index(["clip", "arm"])
+    head = "| grad-norm clip | arm | collapsed (Wilson 95 %) | held-out acc. start → final (mean [95 % interval]) "
+    head += "| clipped tokens |" + (" expert change per update |" if with_expert else "")
+    rows = [head, "|" + " --- |" * (6 if with_expert else 5)]
+    for (clip, arm), group in table.groupby(["clip", "arm"], sort=True):
+        r = rates.loc[(clip, arm)]
+        final = arm_table(group.assign(a=0), ["a"], "eval_final").iloc[0]
+        row = (f"| {clip} | {arm} | {int(r['k'])}/{int(r['n'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] | "
+               f"{_fmt(group['eval_start'].mean())} → {_mean_ci(final)} | {_fmt(group['clip_token_frac'].mean())} |")
+        rows.append(row + (f" {_fmt(group['expert_change'].mean())} |" if with_expert else ""))
+    return rows
+
+
+def _f2_dense(values: dict, figures: dict) -> None:
+    spec = _spec("f2_collapse_dense")
+    table = finished(spec, "confirm")
+    values["f2_dense_progress"] = _progress(spec)
+    values["f2_dense_table"], values["f2_dense_verdict"] = "(no results yet)", "pending"
+    if table.empty:
+        return
+    values["f2_dense_table"] = "\n".join(_collapse_rows(table, with_expert=False))
+    off = table[(table["grad_clip"].map(_clip_label) == "off") & (table.objective == "grpo")]
+    if len(off):
+        k, n = int(off["collapsed"].astype(bool).sum()), len(off)
+        rule = "not MoE-specific at this scale" if k >= 4 else ("MoE-specific at this scale" if k == 0 else "mixed")
+        done = "" if n >= len(spec.confirm_seeds) else f" (provisional: {n} of {len(spec.confirm_seeds)} seeds)"
+        values["f2_dense_verdict"] = f"without grad clip the dense GRPO collapsed in {k}/{n}: the collapse is {rule}{done}"
+
+
+def _f2_search(values: dict, figures: dict) -> None:
+    spec = _spec("f2_search_clip")
+    table = finished(spec, "search")
+    values["f2_search_progress"] = _progress(spec, "search")
+    values["f2_search_table"], values["f2_search_summary"] = "(no results yet)", "no regime searched yet"
+    if table.empty:
+        return
+    rows = ["| lr | M | objective | seeds | collapsed | held-out acc. final per seed | clipped tokens |",
+            "|" + " --- |" * 7]  # fmt: skip
+    hits = []
+    for (lr, m, objective), group in table.groupby(["lr", "minibatches", "objective"], sort=True):
+        k = int(group["collapsed"].astype(bool).sum())
+        finals = ", ".join(_fmt(v) for v in group.sort_values("seed")["eval_final"])
+        rows.append(f"| {_fmt(lr)} | {m} | {objective.upper()} | {len(group)} | {k}/{len(group)} | {finals} | "
+                    f"{_fmt(group['clip_token_frac'].mean())} |")  # fmt: skip
+    for (lr, m), group in table.groupby(["lr", "minibatches"], sort=True):
+        g, s = group[group.objective == "grpo"], group[group.objective == "gspo"]
+        if len(g) == len(spec.search_seeds) == len(s) and g["collapsed"].all() and not s["collapsed"].any():
+            hits.append(f"lr {_fmt(lr)}, M = {m}")
+    values["f2_search_table"] = "\n".join(rows)
+    points = table.groupby(["lr", "minibatches"]).ngroups
+    values["f2_search_summary"] = (
+        f"{points} regimes scanned; GRPO collapsed on every search seed while GSPO collapsed on none in: "
+        + (", ".join(hits) if hits else "none of them")
+    )
+
+
+# --- finding 3: expert volatility ---------------------------------------------------------------------------------------
+
+#: the paper's figure (§5.3): ~10 % of activated experts change after one update (48-layer Qwen3-30B-A3B-Base)
+F3_PAPER_CHANGE = 0.10
+
+
+def _f3(values: dict, figures: dict) -> None:
+    spec = _spec("p3_expert_volatility")
+    table = finished(spec, "confirm")
+    values["f3_progress"] = _progress(spec)
+    values.update(f3_table="(no results yet)", f3_verdict="pending", f3_figure="")
+    if table.empty:
+        return
+    rows = ["| cold start | lr | seeds | changed after 1 update (mean [95 % interval]) | after 4 updates "
+            "| first layer / last layer (1 update) |", "|" + " --- |" * 6]  # fmt: skip
+    for (ckpt, lr), group in table.groupby(["checkpoint", "lr"], sort=True):
+        k1 = arm_table(group.assign(a=0), ["a"], "change_k1").iloc[0]
+        rows.append(f"| {ckpt} | {_fmt(lr)} | {int(k1['seeds'])} | {_mean_ci(k1)} | {_fmt(group['change_kK'].mean())} | "
+                    f"{_fmt(group['change_k1_first_layer'].mean())} / {_fmt(group['change_k1_last_layer'].mean())} |")
+    values["f3_table"] = "\n".join(rows)
+    moe = table[table.checkpoint == "moe-sort"].groupby("lr")["change_k1"].mean()
+    reach = [lr for lr, v in moe.items() if v >= F3_PAPER_CHANGE / 2]
+    values["f3_verdict"] = (
+        f"partly reproduced: on moe-sort one update changes {_fmt(moe.min())}–{_fmt(moe.max())} of the top-k sets over "
+        f"lr {_fmt(moe.index.min())}–{_fmt(moe.index.max())}; within a factor 2 of the paper's ≈ 0.1 from lr "
+        + (_fmt(min(reach)) if reach else "— (never)")
+    )
+    figures["f3_volatility"] = (table[["checkpoint", "lr", "seed", "change_k1", "change_kK"]], _plot_volatility)
+    values["f3_figure"] = "![changed top-k sets after one update vs learning rate](figures/f3_volatility.png)"
+
+
+def _plot_volatility(data: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for (ckpt, metric), style in {("moe-sort", "change_k1"): "o-", ("moe-sort", "change_kK"): "o--",
+                                  ("sweep-sort", "change_k1"): "s-", ("sweep-sort", "change_kK"): "s--"}.items():
+        group = data[data.checkpoint == ckpt].groupby("lr")[metric]
+        mean, lo, hi = group.mean(), group.min(), group.max()
+        label = f"{ckpt}, after {'1 update' if metric == 'change_k1' else '4 updates'}"
+        ax.errorbar(mean.index, mean.values, yerr=[mean - lo, hi - mean], fmt=style, capsize=3, label=label)
+    ax.axhline(F3_PAPER_CHANGE, color="grey", ls=":", label="paper, 48 layers (§5.3)")
+    ax.set(xscale="log", xlabel="learning rate", ylabel="changed top-k sets (mean, min–max of seeds)")
+    ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# --- finding 4: Routing Replay ------------------------------------------------------------------------------------------
+
+
+def _f4(values: dict, figures: dict) -> None:
+    spec = _spec("f2_collapse_moe")
+    table = finished(spec, "confirm")
+    values.update(f4_table="(no results yet)", f4_cost="—", f4_verdict="pending")
+    table = table[table.objective == "grpo"] if not table.empty else table
+    if table.empty:
+        return
+    table = table.assign(clip=table["grad_clip"].map(_clip_label))
+    rows = ["| grad-norm clip | GRPO collapsed | GRPO + R2 collapsed | final acc. GRPO | final acc. GRPO + R2 "
+            "| R2 − plain, per seed: mean [min–max] |", "|" + " --- |" * 6]  # fmt: skip
+    for clip, group in table.groupby("clip", sort=True):
+        wide = group.pivot_table(index="seed", columns="routing_replay", values="eval_final", aggfunc="first").dropna()
+        rate = {rr: f"{int(g['collapsed'].sum())}/{len(g)}" for rr, g in group.groupby("routing_replay")}
+        diff = (wide[True] - wide[False]) if {True, False} <= set(wide.columns) else pd.Series(dtype=float)
+        acc = {rr: _mean_ci(arm_table(g.assign(a=0), ["a"], "eval_final").iloc[0]) for rr, g in group.groupby("routing_replay")}
+        rows.append(f"| {clip} | {rate.get(False, '—')} | {rate.get(True, '—')} | {acc.get(False, '—')} | "
+                    f"{acc.get(True, '—')} | {_fmt(diff.mean()) if len(diff) else '—'} "
+                    f"[{_fmt(diff.min()) if len(diff) else '—'}–{_fmt(diff.max()) if len(diff) else '—'}] |")
+    values["f4_table"] = "\n".join(rows)
+    verdicts = []
+    for clip, group in table.groupby("clip", sort=True):
+        plain, r2 = group[~group.routing_replay.astype(bool)], group[group.routing_replay.astype(bool)]
+        if not len(plain) or not len(r2):
+            continue
+        k_plain, k_r2 = int(plain["collapsed"].sum()), int(r2["collapsed"].sum())
+        if k_plain >= 4:
+            label = "R2 prevented GRPO's collapse" if k_r2 == 0 else f"R2 did not prevent GRPO's collapse ({k_r2}/{len(r2)})"
+        else:
+            label = f"no collapse to prevent (GRPO {k_plain}/{len(plain)})"
+        verdicts.append(f"grad clip {clip}: {label}")
+    values["f4_verdict"] = "; ".join(verdicts) or "pending"
+    wall = table.pivot_table(index=["seed", "clip"], columns="routing_replay", values="wall_s", aggfunc="first").dropna()
+    if {True, False} <= set(wall.columns):
+        ratio = (wall[True] / wall[False]).tolist()
+        values["f4_cost"] = (f"{_fmt(sum(ratio) / len(ratio))}× the wall time of plain GRPO per cell (paired by seed and "
+                             f"clip, {len(ratio)} pairs, range {_fmt(min(ratio))}–{_fmt(max(ratio))})")
+
+
+# --- finding 5: precision -----------------------------------------------------------------------------------------------
+
+
+def _f5(values: dict, figures: dict) -> None:
+    spec = _spec("p5_precision")
+    table = finished(spec, "confirm")
+    values["f5_progress"] = _progress(spec)
+    values.update(f5_table="(no results yet)", f5_needed="—", f5_verdict="pending")
+    if table.empty:
+        return
+    rows = ["| cold start | sampler | per token \\|Δ\\| mean / p99 / max | per sequence, length-normalised mean / p99 / max "
+            "| per sequence, summed mean | tokens outside GRPO's band | sequences outside GSPO's band |",
+            "|" + " --- |" * 7]  # fmt: skip
+    for ckpt, group in table.groupby("checkpoint", sort=True):
+        for prec in ("fp32", "bf16"):
+            m = group.mean(numeric_only=True)
+            rows.append(f"| {ckpt} | {prec} | {_fmt(m[f'{prec}_tok_mean'])} / {_fmt(m[f'{prec}_tok_p99'])} / "
+                        f"{_fmt(group[f'{prec}_tok_max'].max())} | {_fmt(m[f'{prec}_seq_mean'])} / "
+                        f"{_fmt(m[f'{prec}_seq_p99'])} / {_fmt(group[f'{prec}_seq_max'].max())} | "
+                        f"{_fmt(m[f'{prec}_seqsum_mean'])} | {_fmt(m[f'{prec}_tok_outside_grpo'])} | "
+                        f"{_fmt(m[f'{prec}_seq_outside_gspo'])} |")  # fmt: skip
+    values["f5_table"] = "\n".join(rows)
+    needed = {ck: arm_table(g.assign(a=0), ["a"], "bf16_gspo_eps_needed_p99").iloc[0] for ck, g in table.groupby("checkpoint")}
+    values["f5_needed"] = "; ".join(f"{ck} {_mean_ci(r)}" for ck, r in sorted(needed.items()))
+    bf16 = table["bf16_seq_mean"].mean()
+    outside = table["bf16_seq_outside_gspo"].mean()
+    values["f5_verdict"] = (
+        f"the paper's premise holds at toy scale: the bf16 sampler's length-normalised mismatch (mean {_fmt(bf16)}) is "
+        f"larger than GSPO's ε (3e-4 / 4e-4), so {_fmt(outside)} of on-policy sequences would already sit outside GSPO's "
+        "band if π_old were the sampler's; the paper's *claim* (GSPO tolerates it, §5.4) needs training runs"
+    )
+
+
+# --- finding 6: gradient variance ---------------------------------------------------------------------------------------
+
+
+def _f6(values: dict, figures: dict) -> None:
+    spec = _spec("p6_gradient_noise")
+    table = finished(spec, "confirm")
+    values["f6_progress"] = _progress(spec)
+    values.update(f6_table="(no results yet)", f6_verdict="pending", f6_figure="")
+    if table.empty:
+        return
+    rows = ["| L | clipped | seeds | mean length | noise ratio GRPO ÷ GSPO at θ_3 (mean [95 % interval over seeds]) "
+            "| seeds with ratio > 1 | RelVar GRPO / GSPO at θ_3 |", "|" + " --- |" * 7]  # fmt: skip
+    for (length, clipped), group in table.groupby(["length", "clipped"], sort=True):
+        r = arm_table(group.assign(a=0), ["a"], "noise_ratio_kK").iloc[0]
+        rows.append(f"| {length} | {'yes' if clipped else 'no'} | {int(r['seeds'])} | {_fmt(group['mean_length'].mean())} "
+                    f"| {_mean_ci(r)} | {int((group['noise_ratio_kK'] > 1).sum())}/{len(group)} | "
+                    f"{_fmt(group['rel_variance_grpo_kK'].mean())} / {_fmt(group['rel_variance_gspo_kK'].mean())} |")
+    values["f6_table"] = "\n".join(rows)
+    unclipped = table[~table["clipped"].astype(bool)]
+    by_len = unclipped.groupby("length")["noise_ratio_kK"].mean()
+    above = {L: arm_table(g.assign(a=0), ["a"], "noise_ratio_kK").iloc[0]["ci_low"] > 1 for L, g in unclipped.groupby("length")}
+    grows = len(by_len) > 1 and by_len.is_monotonic_increasing
+    values["f6_verdict"] = (
+        f"GRPO's noise grows faster with staleness at L = {', '.join(str(L) for L, a in above.items() if a) or 'no length'}"
+        f" (interval above 1); the ratio {'grows' if grows else 'does not grow monotonically'} with L "
+        f"({', '.join(f'L {L}: {_fmt(v)}' for L, v in by_len.items())})"
+    )
+    figures["f6_noise"] = (table[["length", "clipped", "seed", "noise_ratio_kK"]], _plot_noise)
+    values["f6_figure"] = "![GRPO ÷ GSPO gradient noise at θ_3 vs response length](figures/f6_noise.png)"
+
+
+def _plot_noise(data: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    for clipped, group in data.groupby("clipped"):
+        name = "paper clip ranges" if clipped else "unclipped (Eqs. 10-12)"
+        ax.scatter(group["length"] + (0.3 if clipped else 0), group["noise_ratio_kK"], alpha=0.5, label=f"{name}, seeds")
+        mean = group.groupby("length")["noise_ratio_kK"].mean()
+        ax.plot(mean.index + (0.3 if clipped else 0), mean.values, "o-" if not clipped else "s", lw=2)
+    ax.axhline(1, color="grey", ls=":")
+    ax.set(xlabel="response length L (sort digits)", ylabel="RelVar GRPO ÷ RelVar GSPO at θ_3")
+    ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# --- finding 8: dense vs MoE, and the bookkeeping: core-set time and regimes tried ----------------------------------------
+
+
+def _f8(values: dict, figures: dict) -> None:
+    moe, dense = finished(_spec("f2_collapse_moe"), "confirm"), finished(_spec("f2_collapse_dense"), "confirm")
+    prec = finished(_spec("p5_precision"), "confirm")
+    parts = []
+    for name, t in (("MoE", moe), ("dense", dense)):
+        if t.empty:
+            continue
+        off = t[(t["grad_clip"].map(_clip_label) == "off") & ~t.get("routing_replay", pd.Series(False, index=t.index)).astype(bool)]
+        for objective in ("grpo", "gspo"):
+            g = off[off.objective == objective]
+            if len(g):
+                parts.append(f"{name} {objective.upper()} {int(g['collapsed'].sum())}/{len(g)}")
+    values["f8_collapse"] = ", ".join(parts) or "—"
+    if not prec.empty:
+        m = prec.groupby("checkpoint")["bf16_seq_mean"].mean()
+        values["f8_precision"] = ", ".join(f"{ck} {_fmt(v)}" for ck, v in m.items())
+    else:
+        values["f8_precision"] = "—"
+
+
+def _bookkeeping(values: dict, figures: dict) -> None:
+    from gspo_lab.sweep import core_specs
+
+    rows = ["| spec | set | kind | grid points | seeds (search / confirm) | cells finished | Σ cell wall time |",
+            "|" + " --- |" * 7]  # fmt: skip
+    core_total = 0.0
+    for path in sorted((data_dir() / "specs").glob("*.toml")):
+        spec = load_spec(path)
+        table = finished(spec, "all")
+        n_cells = len(cells(spec, "all"))
+        points = n_cells // max(1, len(spec.seeds("all")))
+        wall = float(table["wall_s"].sum()) if not table.empty else 0.0
+        if spec.core and not table.empty:
+            core_total += float(table.loc[table.seed_set == "confirm", "wall_s"].sum())
+        rows.append(f"| `{spec.name}` | {'core' if spec.core else 'extended'} | {'probe' if spec.probe else 'training'} "
+                    f"| {points} | {len(spec.search_seeds)} / {len(spec.confirm_seeds)} | {len(table)}/{n_cells} | "
+                    f"{wall / 60:.0f} min |")  # fmt: skip
+    values["specs_table"] = "\n".join(rows)
+    values["core_minutes"] = f"{core_total / 60:.0f} min of cell time, ≈ {core_total / 120:.0f} min with 2 workers"
+    values["core_specs"] = ", ".join(f"`{s.name}`" for s in core_specs())
+
+
 # --- the page --------------------------------------------------------------------------------------------------------
 
-SECTIONS: list[Callable[[dict, dict], None]] = [_f1, _f2]
+SECTIONS: list[Callable[[dict, dict], None]] = [_f1, _f1_eps, _f2, _f2_dense, _f2_search, _f3, _f4, _f5, _f6, _f8, _bookkeeping]
 
 
 def _compute() -> tuple[dict, dict]:

@@ -1,0 +1,147 @@
+"""Probes: measurements that need no training run, one cell of a sweep each (``probe = "<name>"`` in a spec).
+
+A probe takes the cell's :class:`~gspo_lab.config.TrainConfig` (checkpoint, task, length, lr, seed, …) and its own
+keyword arguments, and returns ``{"summary": {name: float}, "tables": {name: list of records}}``; the summary goes
+into the spec's merged table like a training cell's, the tables stay in the cell's result file.
+
+    expert_volatility   finding 3: changed top-k sets after k = 1 … K updates, overall and per MoE layer
+    precision           finding 5 (§5.4): bf16 sampler vs fp32 training forward log-probs, token vs sequence
+    gradient_noise      finding 6: GRPO's vs GSPO's minibatch-gradient noise as π_old goes stale, per length
+
+Every probe samples from the cell's seed, so a probe cell is as reproducible as a training cell.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import replace
+
+import torch
+
+from gspo_lab.config import TrainConfig
+
+__all__ = ["PROBES", "probe_params", "run_probe", "expert_volatility", "precision", "gradient_noise"]
+
+
+def expert_volatility(cfg: TrainConfig, *, updates: int = 4) -> dict:
+    """Fraction of (token, layer) top-k expert sets that differ from π_old's after k = 1 … ``updates`` updates.
+
+    One rollout batch of ``cfg`` (its objective, lr, M), the loop's own updates (:func:`gspo_lab.analysis.
+    offpolicy_trace`); the routing of the whole batch re-recorded after each update. ``change_k1`` is the
+    paper's quantity (§5.3: ~10 % after one update, 48 layers); ``change_kK`` after the last update.
+    """
+    from gspo_lab.analysis import offpolicy_trace
+
+    trace = offpolicy_trace(cfg, updates, keep_states=False)
+    probe = trace.train
+    if probe.expert_change_layers is None:
+        raise ValueError(f"expert_volatility needs an MoE checkpoint, {cfg.checkpoint!r} is dense")
+    layers = probe.expert_change_layers
+    rows = [
+        {"k": k, "layer": layer, "change": layers[k][layer]} for k in range(1, updates + 1) for layer in range(len(layers[0]))
+    ]
+    summary = {
+        "change_k1": probe.expert_change[1],
+        "change_kK": probe.expert_change[updates],
+        "layers": len(layers[0]),
+        "change_k1_first_layer": layers[1][0],
+        "change_k1_last_layer": layers[1][-1],
+    }
+    return {"summary": summary, "tables": {"per_layer": rows, "per_k": [{"k": k, "change": c} for k, c in
+                                                                           enumerate(probe.expert_change)]}}
+
+
+def _quantiles(x: torch.Tensor, prefix: str) -> dict:
+    x = x.abs().double()
+    return {f"{prefix}_mean": x.mean().item(), f"{prefix}_p99": torch.quantile(x, 0.99).item(), f"{prefix}_max": x.max().item()}
+
+
+def precision(cfg: TrainConfig, *, gspo_eps_low: float = 3e-4, gspo_eps_high: float = 4e-4,
+              grpo_eps_low: float = 0.2, grpo_eps_high: float = 0.27) -> dict:  # fmt: skip
+    """§5.4: the sampler's log-probs ("inference engine", bf16 autocast, KV cache) vs the training forward (fp32).
+
+    Two rollout batches from the cell's seed: one sampled in fp32 (the floor: the same weights and precision,
+    KV cache vs full forward) and one under bf16 autocast. For each, Δ = log π_sampler − log π_train per valid
+    token. Reported (|·|: mean, p99, max): per token ``tok``, per sequence length-normalised ``seq`` (GSPO's
+    log s_i at π_θ = π_old: −mean_t Δ, Eq. 7) and summed ``seqsum`` (the true sequence log-ratio). ``*_outside``:
+    the fractions already clipped before any update if π_old were the sampler's: tokens outside GRPO's band,
+    sequences outside GSPO's. ``gspo_eps_needed_p99``: the ε (symmetric, log space) that leaves 99 % of
+    sequences inside GSPO's band. Defaults: the paper's clip ranges (§5.1).
+    """
+    from gspo_lab.policy import rollout_logprobs
+    from gspo_lab.reductions import masked_mean
+    from gspo_lab.step import collect, init_state
+
+    summary, tables = {}, {}
+    for name, source in (("fp32", "sampler"), ("bf16", "sampler_bf16")):
+        state = init_state(replace(cfg, old_logp=source))
+        batch = collect(state)
+        data, mask = batch.data, batch.data.response_mask
+        state.model.train()
+        with torch.no_grad():
+            full, _ = rollout_logprobs(state.model, data)
+        delta = (data.sampler_logp.double() - full.double()).where(mask, 0.0)
+        seq = masked_mean(delta, mask, dim=-1)
+        seqsum = delta.sum(-1)
+        has = mask.any(-1)
+        out = {
+            **_quantiles(delta[mask], "tok"),
+            **_quantiles(seq[has], "seq"),
+            **_quantiles(seqsum[has], "seqsum"),
+            "tok_outside_grpo": ((-delta[mask] < math.log1p(-grpo_eps_low)) | (-delta[mask] > math.log1p(grpo_eps_high)))
+            .double().mean().item(),
+            "seq_outside_gspo": ((-seq[has] < math.log1p(-gspo_eps_low)) | (-seq[has] > math.log1p(gspo_eps_high)))
+            .double().mean().item(),
+            "gspo_eps_needed_p99": torch.quantile(seq[has].abs(), 0.99).item(),
+            "mean_length": mask.sum(-1).double().mean().item(),
+        }
+        summary.update({f"{name}_{k}": v for k, v in out.items()})
+        tables[name] = [{"length": int(n), "seq_delta": s} for n, s in zip(mask.sum(-1).tolist(), seq.tolist())]
+    return {"summary": summary, "tables": tables}
+
+
+def gradient_noise(cfg: TrainConfig, *, updates: int = 3, draws: int = 16, minibatch: int = 32,
+                   clipped: bool = False) -> dict:  # fmt: skip
+    """Relative variance (noise / signal) of GRPO's and GSPO's minibatch gradient at θ_k, k = 0 … ``updates``.
+
+    :func:`gspo_lab.gradients.staleness_noise` on one rollout batch of ``cfg`` (length ``cfg.length``, updates
+    with ``cfg.objective``): ``draws`` minibatches of ``minibatch`` rows, the same rows for both objectives and
+    every k; with ``clipped`` each objective's paper clip range, else unclipped (Eqs. 10-12 as written, as in
+    notebook 02). ``noise_ratio_kK`` = RelVar_GRPO / RelVar_GSPO at the stalest θ (1 at k = 0).
+    """
+    from gspo_lab.analysis import offpolicy_trace
+    from gspo_lab.gradients import UNCLIPPED, staleness_noise
+
+    trace = offpolicy_trace(cfg, updates)
+    table = staleness_noise(trace, draws=draws, minibatch=minibatch, seed=cfg.seed, **({} if clipped else UNCLIPPED))
+    last = table.loc[updates]
+    summary = {
+        "noise_ratio_kK": float(last["noise_ratio"]),
+        "noise_ratio_kK_lo": float(last["noise_ratio_lo"]),
+        "noise_ratio_kK_hi": float(last["noise_ratio_hi"]),
+        "rel_variance_grpo_k0": float(table.loc[0, "rel_variance_grpo"]),
+        "rel_variance_grpo_kK": float(last["rel_variance_grpo"]),
+        "rel_variance_gspo_kK": float(last["rel_variance_gspo"]),
+        "mean_length": trace.train.mask.sum(-1).double().mean().item(),
+    }
+    return {"summary": summary, "tables": {"staleness": table.reset_index().to_dict(orient="records")}}
+
+
+PROBES = {"expert_volatility": expert_volatility, "precision": precision, "gradient_noise": gradient_noise}
+
+
+def probe_params(name: str) -> set[str]:
+    """The keyword arguments probe ``name`` takes (besides the config)."""
+    if name not in PROBES:
+        raise ValueError(f"probe must be one of {sorted(PROBES)}, got {name!r}")
+    return {p.name for p in inspect.signature(PROBES[name]).parameters.values() if p.kind is p.KEYWORD_ONLY}
+
+
+def run_probe(name: str, cfg: TrainConfig, **kw) -> dict:
+    """Run probe ``name`` on ``cfg`` with one torch thread per ``cfg.threads``; checks its keyword arguments."""
+    unknown = set(kw) - probe_params(name)
+    if unknown:
+        raise ValueError(f"probe {name!r} takes {sorted(probe_params(name))}, not {sorted(unknown)}")
+    torch.set_num_threads(cfg.threads)
+    return PROBES[name](cfg, **kw)
