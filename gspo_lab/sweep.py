@@ -65,6 +65,7 @@ __all__ = [
     "summarize",
     "per_rollout",
     "load_result",
+    "rerun_prefix",
     "merge",
 ]
 
@@ -350,6 +351,28 @@ def run_sweep(spec: Spec, *, seeds: str = "all", workers: int | None = None, com
                 bar.update(1)
     bar.close()
     return merge(spec)
+
+
+def rerun_prefix(result: dict, run_dir: str | Path, rollouts: int = 5) -> dict[str, list]:
+    """Re-train the first ``rollouts`` rollout batches of a stored training cell into ``run_dir``; its per-rollout
+    aggregates (:func:`per_rollout`). On the machine and thread count that wrote the result they equal the stored
+    rows exactly (the loop's generators are seeded; the schedule does not depend on ``rollouts``)."""
+    import torch
+
+    from gspo_lab.train import train
+
+    if "probe" in result:
+        raise ValueError(f"result {result['key']} is a probe cell, not a training run")
+    fields = {k: v for k, v in result["config"].items() if k in {f.name for f in dataclasses.fields(TrainConfig)}}
+    if rollouts > fields["rollouts"]:
+        raise ValueError(f"rollouts must be <= the cell's {fields['rollouts']}, got {rollouts}")
+    cfg = TrainConfig(**{**fields, "rollouts": rollouts})
+    threads = torch.get_num_threads()
+    try:
+        table = train(cfg, Path(run_dir), progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    return per_rollout(table)
 
 
 def load_result(path: str | Path) -> dict:
