@@ -19,15 +19,17 @@ Deviations, declared:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 import torch
 from torch import Tensor
 
 from gspo_lab.metrics import metric
-from gspo_lab.validate import check_finite, check_group_size
+from gspo_lab.reductions import masked_mean
+from gspo_lab.validate import check_finite, check_group_size, check_mask
 
-__all__ = ["ZERO_STD_RTOL", "AdvantageStats", "group_advantages"]
+__all__ = ["ZERO_STD_RTOL", "AdvantageStats", "group_advantages", "token_advantages"]
 
 #: Relative tolerance below which a group's reward std counts as zero. 1e-6 is ~8 float32 ulps at 1.0: above any
 #: rounding residue of float32 reward arithmetic, below any real reward difference (rewards live in [0, 1] and
@@ -96,3 +98,30 @@ def group_advantages(
         adv_absmax=adv.abs().max().item(),
     )
     return adv.to(out_dtype), stats
+
+
+def token_advantages(adv: Tensor, credit: Tensor, mask: Tensor, weight: float) -> Tensor:
+    """Per-token advantages Â_{i,t} = Â_i + weight · (c_{i,t} − mean_t c_{i,t}) on valid tokens, 0 at padding.
+
+    Not from the paper: §4.3 introduces GSPO-token (Eqs. 13-14) for advantages that vary within a response and
+    leaves their construction open. This one redistributes credit *within* a response (the correction has zero
+    mean over its valid tokens), so each response's mean advantage stays Â_i (Eq. 6).
+
+    Args:
+        adv: (B,) sequence advantages. credit: (B, T) per-token credit (e.g. :meth:`gspo_lab.tasks.Task.
+        credit_matrix`). mask: (B, T) bool. weight: finite, >= 0 (0 gives Â_i on every valid token).
+    Returns: (B, T) float64.
+    """
+    if not (isinstance(weight, (int, float)) and math.isfinite(weight) and weight >= 0):
+        raise ValueError(f"weight must be a finite number >= 0, got {weight!r}")
+    if not isinstance(adv, Tensor) or adv.dim() != 1:
+        raise ValueError(f"adv must be a (B,) tensor, got {tuple(adv.shape) if isinstance(adv, Tensor) else adv!r}")
+    if not isinstance(credit, Tensor) or credit.dim() != 2 or credit.shape[0] != adv.shape[0]:
+        got = tuple(credit.shape) if isinstance(credit, Tensor) else type(credit).__name__
+        raise ValueError(f"credit must be a (B, T) tensor with B = {adv.shape[0]}, got {got}")
+    valid = check_mask(mask, credit.shape)
+    credit = credit.to(torch.float64).where(valid, 0.0)
+    if not torch.isfinite(credit).all():
+        raise ValueError("credit must be finite at valid tokens")
+    centred = credit - masked_mean(credit, valid, dim=-1)[:, None]
+    return (adv.to(torch.float64)[:, None] + weight * centred).where(valid, 0.0)

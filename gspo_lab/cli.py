@@ -96,8 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_sweep = sub.add_parser("sweep", help="run a grid of training runs from spec files (data/specs/), resumable")
     p_sweep.add_argument("specs", nargs="*", help="spec files (TOML)")
     p_sweep.add_argument("--core", action="store_true", help="every spec marked core = true (the core set)")
-    p_sweep.add_argument("--seeds", default=None, choices=("search", "confirm", "all"),
-                         help="which seed set (default: all; with --core: confirm, the core set's cells)")
+    p_sweep.add_argument(
+        "--seeds",
+        default=None,
+        choices=("search", "confirm", "all"),
+        help="which seed set (default: all; with --core: confirm, the core set's cells)",
+    )
     p_sweep.add_argument("--workers", type=int, default=None, help="worker processes (default: the CPU count)")
     p_sweep.add_argument("--merge", action="store_true", help="only merge finished cells into data/results/<name>.csv")
     p_bench = sub.add_parser("bench", help="benchmark one RL step against TRL's GRPOTrainer (bench/)")

@@ -66,6 +66,9 @@ class TrainConfig:
     """exact (1 for the exact target) | partial (fraction of matching characters)."""
     advantage_scale: str = "std"
     """std (Eq. 6) | none (Dr. GRPO: no std division)."""
+    token_advantage: float = 0.0
+    """λ >= 0: per-token advantages Â_i + λ·(credit − its response mean) (gspo_lab/advantages.py); objectives
+    taking (B, T) advantages only (gspo_token, grpo_token_mean). 0 = sequence advantages, as in the paper."""
     old_logp: str = "recompute"
     """π_old log-probs: recompute (full forward, TRL/verl) | sampler | sampler_bf16 (the sampler's own)."""
     temperature: float = 1.0
@@ -105,6 +108,14 @@ class TrainConfig:
             raise ValueError(f"reward must be one of {REWARDS}, got {self.reward!r}")
         if self.advantage_scale not in ("std", "none"):
             raise ValueError(f"advantage_scale must be std or none, got {self.advantage_scale!r}")
+        if not (math.isfinite(self.token_advantage) and self.token_advantage >= 0):
+            raise ValueError(f"token_advantage must be a finite number >= 0, got {self.token_advantage}")
+        if self.token_advantage > 0 and not get_objective(self.objective).per_token_adv:
+            takes = sorted(n for n, o in OBJECTIVES.items() if o.per_token_adv)
+            raise ValueError(
+                f"token_advantage > 0 needs an objective that takes per-token advantages ({takes}), "
+                f"got objective={self.objective!r}"
+            )
         if not self.lr > 0 or not self.temperature > 0:
             raise ValueError(f"lr and temperature must be > 0, got lr={self.lr}, temperature={self.temperature}")
         if self.grad_clip is not None and not self.grad_clip > 0:

@@ -17,6 +17,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from gspo_lab.advantages import token_advantages
 from gspo_lab.objectives import get_objective
 from gspo_lab.policy import rollout_logprobs
 from gspo_lab.reductions import masked_mean, seq_lengths
@@ -199,22 +200,15 @@ def staleness_noise(
     return pd.DataFrame(rows).set_index("k")
 
 
-def per_token_advantages(probe, task) -> Tensor:
-    """(B, T) illustrative per-token advantages: Â_i plus a zero-mean per-response correction from token credit.
-
-    Â_{i,t} = Â_i + (c_{i,t} − mean_t c_{i,t}), c = :meth:`Task.token_credit` (the <eos> token gets 1 when the
-    completion has the target's length). Not from the paper: a simple signal that varies within a response, so
-    GSPO-token can be compared with GSPO where they must differ.
+def per_token_advantages(probe, task, weight: float = 1.0) -> Tensor:
+    """(B, T) illustrative per-token advantages of a probe batch: Â_i plus a zero-mean per-response correction from
+    token credit, :func:`gspo_lab.advantages.token_advantages` with :meth:`Task.credit_matrix` (the training
+    loop's ``token_advantage`` uses the same two). Not from the paper: a simple signal that varies within a
+    response, so GSPO-token can be compared with GSPO where they must differ.
     """
-    r, mask = probe.rollout, probe.mask
-    credit = torch.zeros(mask.shape, dtype=torch.float64)
-    lengths = seq_lengths(mask).tolist()
-    for i, (p, c) in enumerate(zip(r.problems, r.completions, strict=True)):
-        row = task.token_credit(p, c) + [float(len(c) == len(p.target))]
-        n = min(len(row), lengths[i])
-        credit[i, :n] = torch.tensor(row[:n], dtype=torch.float64)
-    centred = credit - masked_mean(credit, mask, dim=-1)[:, None]
-    return (probe.adv.to(torch.float64)[:, None] + centred).where(mask, 0.0)
+    r = probe.rollout
+    credit = task.credit_matrix(r.problems, r.completions, probe.mask)
+    return token_advantages(probe.adv, credit, probe.mask, weight)
 
 
 def gspo_token_identity(trace, k: int, per_token_adv: Tensor, *, minibatch: int = 32, **eps) -> dict[str, float]:

@@ -238,6 +238,7 @@ class ObjectiveSpec:
     aggregation: str  # the named reduction in gspo_lab.reductions
     reference: str
     budget_kw: str | None = None  # keyword that takes the response budget (a constant length normaliser), if any
+    per_token_adv: bool = False  # accepts (B, T) advantages as well as (B,)
 
     def __call__(self, logp, old_logp, adv, mask, *, budget: int | None = None, **kwargs):
         """Call the objective with this entry's clip defaults unless ``eps_low`` / ``eps_high`` are given.
@@ -257,8 +258,18 @@ OBJECTIVES: dict[str, ObjectiveSpec] = {
     for spec in (
         ObjectiveSpec("grpo", grpo, GRPO_CLIP, "token", "seq_mean_token_mean", "GSPO paper Eq. 2"),
         ObjectiveSpec("gspo", gspo, GSPO_CLIP, "sequence", "seq_mean", "GSPO paper Eqs. 5, 7"),
-        ObjectiveSpec("gspo_token", gspo_token, GSPO_CLIP, "gspo-token", "seq_mean_token_mean", "GSPO Eqs. 13-14"),
-        ObjectiveSpec("grpo_token_mean", grpo_token_mean, DAPO_CLIP, "token", "token_mean", "DAPO §3.3"),
+        ObjectiveSpec(
+            "gspo_token",
+            gspo_token,
+            GSPO_CLIP,
+            "gspo-token",
+            "seq_mean_token_mean",
+            "GSPO Eqs. 13-14",
+            per_token_adv=True,
+        ),
+        ObjectiveSpec(
+            "grpo_token_mean", grpo_token_mean, DAPO_CLIP, "token", "token_mean", "DAPO §3.3", per_token_adv=True
+        ),
         ObjectiveSpec(
             "grpo_const_norm",
             grpo_const_norm,

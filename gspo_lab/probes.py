@@ -39,7 +39,9 @@ def expert_volatility(cfg: TrainConfig, *, updates: int = 4) -> dict:
         raise ValueError(f"expert_volatility needs an MoE checkpoint, {cfg.checkpoint!r} is dense")
     layers = probe.expert_change_layers
     rows = [
-        {"k": k, "layer": layer, "change": layers[k][layer]} for k in range(1, updates + 1) for layer in range(len(layers[0]))
+        {"k": k, "layer": layer, "change": layers[k][layer]}
+        for k in range(1, updates + 1)
+        for layer in range(len(layers[0]))
     ]
     summary = {
         "change_k1": probe.expert_change[1],
@@ -48,13 +50,19 @@ def expert_volatility(cfg: TrainConfig, *, updates: int = 4) -> dict:
         "change_k1_first_layer": layers[1][0],
         "change_k1_last_layer": layers[1][-1],
     }
-    return {"summary": summary, "tables": {"per_layer": rows, "per_k": [{"k": k, "change": c} for k, c in
-                                                                           enumerate(probe.expert_change)]}}
+    return {
+        "summary": summary,
+        "tables": {"per_layer": rows, "per_k": [{"k": k, "change": c} for k, c in enumerate(probe.expert_change)]},
+    }
 
 
 def _quantiles(x: torch.Tensor, prefix: str) -> dict:
     x = x.abs().double()
-    return {f"{prefix}_mean": x.mean().item(), f"{prefix}_p99": torch.quantile(x, 0.99).item(), f"{prefix}_max": x.max().item()}
+    return {
+        f"{prefix}_mean": x.mean().item(),
+        f"{prefix}_p99": torch.quantile(x, 0.99).item(),
+        f"{prefix}_max": x.max().item(),
+    }
 
 
 def precision(cfg: TrainConfig, *, gspo_eps_low: float = 3e-4, gspo_eps_high: float = 4e-4,
@@ -89,15 +97,23 @@ def precision(cfg: TrainConfig, *, gspo_eps_low: float = 3e-4, gspo_eps_high: fl
             **_quantiles(delta[mask], "tok"),
             **_quantiles(seq[has], "seq"),
             **_quantiles(seqsum[has], "seqsum"),
-            "tok_outside_grpo": ((-delta[mask] < math.log1p(-grpo_eps_low)) | (-delta[mask] > math.log1p(grpo_eps_high)))
-            .double().mean().item(),
+            "tok_outside_grpo": (
+                (-delta[mask] < math.log1p(-grpo_eps_low)) | (-delta[mask] > math.log1p(grpo_eps_high))
+            )
+            .double()
+            .mean()
+            .item(),
             "seq_outside_gspo": ((-seq[has] < math.log1p(-gspo_eps_low)) | (-seq[has] > math.log1p(gspo_eps_high)))
-            .double().mean().item(),
+            .double()
+            .mean()
+            .item(),
             "gspo_eps_needed_p99": torch.quantile(seq[has].abs(), 0.99).item(),
             "mean_length": mask.sum(-1).double().mean().item(),
         }
         summary.update({f"{name}_{k}": v for k, v in out.items()})
-        tables[name] = [{"length": int(n), "seq_delta": s} for n, s in zip(mask.sum(-1).tolist(), seq.tolist())]
+        tables[name] = [
+            {"length": int(n), "seq_delta": s} for n, s in zip(mask.sum(-1).tolist(), seq.tolist(), strict=True)
+        ]
     return {"summary": summary, "tables": tables}
 
 

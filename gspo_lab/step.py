@@ -22,6 +22,8 @@ Where this departs from (or pins down) the paper's setup, numbered:
        sampling temperature τ (gspo_lab/policy.py), as in TRL.
     7. Objectives whose normaliser is a constant length (Dr. GRPO's ``grpo_const_norm``) get the response budget
        ``max_new_tokens``, never the padded length of a rollout (which follows its longest sample).
+    8. With ``token_advantage`` = λ > 0 the advantages are per token (not in the paper; for GSPO-token, Eqs.
+       13-14): Â_{i,t} = Â_i + λ (c_{i,t} − mean_t c_{i,t}) with c the task's per-token credit.
     5. A non-finite loss or gradient norm stops the run with an error; the last saved state is untouched.
 
 One row per optimizer step; every key is defined in :data:`gspo_lab.metrics.CATALOGUE`.
@@ -37,7 +39,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from gspo_lab.advantages import group_advantages
+from gspo_lab.advantages import group_advantages, token_advantages
 from gspo_lab.config import TrainConfig
 from gspo_lab.objectives import get_objective
 from gspo_lab.penalties import kl_penalty
@@ -86,7 +88,7 @@ class RolloutBatch:
 
     data: Rollout
     rewards: torch.Tensor  # (B,)
-    adv: torch.Tensor  # (B,) Â_i
+    adv: torch.Tensor  # (B,) Â_i, or (B, T) with token_advantage > 0
     minibatches: list[torch.Tensor]  # M row-index tensors
     old_logp: list[torch.Tensor]  # M × (b, T)
     old_routing: list[torch.Tensor | None]  # M × (b, L, P + T, k), None for a dense model
@@ -151,6 +153,9 @@ def collect(state: TrainState) -> RolloutBatch:
     rewards = torch.tensor([score(p, c) for p, c in zip(data.problems, data.completions, strict=True)])
     accuracy = sum(task.reward(p, c) for p, c in zip(data.problems, data.completions, strict=True))
     adv, adv_stats = group_advantages(rewards, cfg.group_size, scale=cfg.advantage_scale)
+    if cfg.token_advantage > 0:  # (B, T): credit redistributed within each response (numbered note 8)
+        credit = task.credit_matrix(data.problems, data.completions, data.response_mask)
+        adv = token_advantages(adv, credit, data.response_mask, cfg.token_advantage).to(adv.dtype)
     B = rewards.numel()
     order = torch.randperm(B, generator=state.shuffle_gen) if cfg.shuffle else torch.arange(B)
     minibatches = list(order.chunk(cfg.minibatches))

@@ -74,6 +74,9 @@ CODE_VERSION = "2026-12-02.1"
 #: a run collapsed when its held-out sampled accuracy falls below this fraction of the cold start's and stays there
 COLLAPSE_FRACTION = 0.5
 SEED_SETS = ("search", "confirm", "all")
+#: TrainConfig fields added after CODE_VERSION was set, whose default reproduces the earlier loop exactly: they enter
+#: a cell's key only when set away from that default, so the stored results stay addressable
+KEY_IF_NOT_DEFAULT = {"token_advantage": 0.0}
 
 
 @dataclass(frozen=True)
@@ -177,7 +180,11 @@ def cells(spec: Spec, seeds: str = "all") -> list[Cell]:
 
 def cell_key(cfg: TrainConfig, probe: str | None = None, probe_kw: dict | None = None) -> str:
     """16 hex digits of SHA-256 over the full config and :data:`CODE_VERSION` (and the probe with its arguments)."""
-    content = {"config": dataclasses.asdict(cfg), "code": CODE_VERSION}
+    config = dataclasses.asdict(cfg)
+    for name, default in KEY_IF_NOT_DEFAULT.items():
+        if config.get(name) == default:
+            del config[name]
+    content = {"config": config, "code": CODE_VERSION}
     if probe is not None:
         content["probe"] = {"name": probe, "kw": probe_kw or {}}
     text = json.dumps(content, sort_keys=True)

@@ -72,6 +72,18 @@ class Task:
         """Per character of ``completion``: 1.0 where it matches the target at that position, else 0.0."""
         return [float(i < len(problem.target) and c == problem.target[i]) for i, c in enumerate(completion)]
 
+    def credit_matrix(self, problems: list[Problem], completions: list[str], mask: torch.Tensor) -> torch.Tensor:
+        """(B, T) float64 per-token credit of a batch: :meth:`token_credit` per character (one token each), and
+        the token after the last character (<eos>) gets 1.0 when the completion has the target's length. 0 at
+        padding. ``mask``: (B, T) bool response mask."""
+        credit = torch.zeros(mask.shape, dtype=torch.float64)
+        lengths = mask.sum(-1).tolist()
+        for i, (p, c) in enumerate(zip(problems, completions, strict=True)):
+            row = self.token_credit(p, c) + [float(len(c) == len(p.target))]
+            n = min(len(row), int(lengths[i]))
+            credit[i, :n] = torch.tensor(row[:n], dtype=torch.float64)
+        return credit
+
     def partial_reward(self, problem: Problem, completion: str) -> float:
         """Matched characters / max(len(completion), len(target)): in [0, 1], 1 only for the exact target."""
         return sum(self.token_credit(problem, completion)) / max(len(completion), len(problem.target), 1)

@@ -90,3 +90,27 @@ def test_bad_input_names_the_argument(rewards, group_size, kw, exc, match):
 def test_non_tensor_rewards_rejected():
     with pytest.raises(TypeError, match="rewards must be a torch.Tensor"):
         group_advantages([1.0, 0.0], 2)
+
+
+def test_token_advantages_redistribute_credit_within_a_response():
+    from gspo_lab.advantages import token_advantages
+
+    adv = torch.tensor([1.0, -1.0])
+    credit = torch.tensor([[1.0, 0.0, 1.0, 9.0], [0.0, 0.0, 0.0, 0.0]])
+    mask = torch.tensor([[True, True, True, False], [True, True, False, False]])
+    out = token_advantages(adv, credit, mask, 0.5)
+    third = 1 / 3
+    want = torch.tensor([[1 + 0.5 * third, 1 - 0.5 * 2 * third, 1 + 0.5 * third, 0.0], [-1.0, -1.0, 0.0, 0.0]])
+    assert torch.allclose(out, want.double())
+    assert torch.equal(token_advantages(adv, credit, mask, 0.0), adv.double()[:, None].expand(2, 4).where(mask, 0.0))
+    with pytest.raises(ValueError, match="weight must be a finite number >= 0"):
+        token_advantages(adv, credit, mask, float("nan"))
+    with pytest.raises(ValueError, match=r"credit must be a \(B, T\) tensor with B = 2"):
+        token_advantages(adv, credit[:1], mask, 1.0)
+    with pytest.raises(ValueError, match="credit must be finite"):
+        token_advantages(
+            adv,
+            credit.masked_fill(~mask, 0).index_put_((torch.tensor(0), torch.tensor(0)), torch.tensor(float("inf"))),
+            mask,
+            1.0,
+        )

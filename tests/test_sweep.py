@@ -235,8 +235,8 @@ def test_a_committed_cell_reproduces_its_first_five_rollouts(tmp_path):
     import platform
 
     spec = load_spec(sweep.data_dir() / "specs" / "f1_clip_fractions.toml")
-    cell = next(c for c in cells(spec, "confirm")
-                if c.seed == 100 and c.cfg.objective == "grpo" and c.cfg.lr == 3e-5 and c.cfg.minibatches == 4)  # fmt: skip
+    arm = {"seed": 100, "objective": "grpo", "lr": 3e-5, "minibatches": 4}
+    cell = next(c for c in cells(spec, "confirm") if {k: getattr(c.cfg, k) for k in arm} == arm)
     stored = load_result(result_path(cell))
     rows = sweep.rerun_prefix(stored, tmp_path / "run", rollouts=5)
     same_machine = stored["machine"] == {"platform": platform.platform(), "python": platform.python_version(),

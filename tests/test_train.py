@@ -131,6 +131,12 @@ def test_dense_model_has_no_moe_metrics():
         ("old_logp", "vllm", "old_logp must be one of"),
         ("grad_clip", 0.0, "grad_clip must be > 0 or None"),
         ("lr", -1.0, "lr and temperature must be > 0"),
+        ("token_advantage", -0.5, "token_advantage must be a finite number >= 0"),
+        (
+            "token_advantage",
+            0.5,
+            r"needs an objective that takes per-token advantages \(\['grpo_token_mean', 'gspo_token'\]\)",
+        ),
     ],
 )
 def test_bad_config(field, value, match):
@@ -142,3 +148,24 @@ def test_clip_defaults_follow_the_objective():
     assert TrainConfig(objective="gspo").clip == (3e-4, 4e-4)
     assert TrainConfig(objective="grpo").clip == (0.2, 0.27)
     assert TrainConfig(objective="grpo", eps_low=0.1).clip == (0.1, 0.27)
+
+
+def test_token_advantages_in_the_loop():
+    """token_advantage = λ > 0: (B, T) advantages whose response means are the sequence Â; GSPO-token trains on them
+    and its first update differs from sequence Â; λ = 0 keeps GSPO-token's first update equal to GSPO's (Eq. 14)."""
+    base = replace(CFG, objective="gspo_token")
+    seq_state = init_state(base)
+    seq = collect(seq_state)
+    tok_state = init_state(replace(base, token_advantage=0.5))
+    tok = collect(tok_state)
+    assert seq.adv.dim() == 1 and tok.adv.shape == tok.data.response_mask.shape
+    mask = tok.data.response_mask
+    means = (tok.adv * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+    assert torch.allclose(means.double(), seq.adv.double(), atol=1e-6)  # same prompts and samples: same seed
+    assert (tok.adv[~mask] == 0).all() and (tok.adv - seq.adv[:, None]).where(mask, 0.0).abs().max() > 0.01
+    rows_tok = [update(tok_state, tok, m) for m in range(base.minibatches)]
+    rows_seq = [update(seq_state, seq, m) for m in range(base.minibatches)]
+    assert rows_tok[0]["loss/policy"] != rows_seq[0]["loss/policy"]
+    gspo_state = init_state(replace(CFG, objective="gspo"))
+    gspo_first = update(gspo_state, collect(gspo_state), 0)
+    assert gspo_first["loss/policy"] == pytest.approx(rows_seq[0]["loss/policy"], abs=1e-7)
