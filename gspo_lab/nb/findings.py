@@ -266,27 +266,37 @@ def _f2_dense(values: dict, figures: dict) -> None:
         )
 
 
+SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2")
+
+
 def _f2_search(values: dict, figures: dict) -> None:
-    spec = _spec("f2_search_clip")
-    table = finished(spec, "search")
-    values["f2_search_progress"] = _progress(spec, "search")
+    specs = [_spec(name) for name in SEARCH_SPECS]
+    tables = []
+    for spec in specs:
+        t = finished(spec, "search")
+        if not t.empty:
+            tables.append(t.assign(spec=spec.name, length=t["length"] if "length" in t else spec.base["length"]))
+    values["f2_search_progress"] = "; ".join(_progress(spec, "search") for spec in specs)
     values["f2_search_table"], values["f2_search_summary"] = "(no results yet)", "no regime searched yet"
-    if table.empty:
+    if not tables:
         return
-    rows = ["| lr | M | objective | seeds | collapsed | held-out acc. final per seed | clipped tokens |",
-            "|" + " --- |" * 7]  # fmt: skip
+    table = pd.concat(tables, ignore_index=True)
+    regime = ["spec", "lr", "minibatches", "length"]
+    rows = ["| spec | lr | M | L | objective | seeds | collapsed | held-out acc. final per seed | clipped tokens |",
+            "|" + " --- |" * 9]  # fmt: skip
     hits = []
-    for (lr, m, objective), group in table.groupby(["lr", "minibatches", "objective"], sort=True):
+    for (name, lr, m, length, objective), group in table.groupby([*regime, "objective"], sort=True):
         k = int(group["collapsed"].astype(bool).sum())
         finals = ", ".join(_fmt(v) for v in group.sort_values("seed")["eval_final"])
-        rows.append(f"| {_fmt(lr)} | {m} | {objective.upper()} | {len(group)} | {k}/{len(group)} | {finals} | "
-                    f"{_fmt(group['clip_token_frac'].mean())} |")  # fmt: skip
-    for (lr, m), group in table.groupby(["lr", "minibatches"], sort=True):
+        rows.append(f"| `{name}` | {_fmt(lr)} | {m} | {length} | {objective.upper()} | {len(group)} | "
+                    f"{k}/{len(group)} | {finals} | {_fmt(group['clip_token_frac'].mean())} |")  # fmt: skip
+    for (name, lr, m, length), group in table.groupby(regime, sort=True):
         g, s = group[group.objective == "grpo"], group[group.objective == "gspo"]
-        if len(g) == len(spec.search_seeds) == len(s) and g["collapsed"].all() and not s["collapsed"].any():
-            hits.append(f"lr {_fmt(lr)}, M = {m}")
+        seeds = len(_spec(name).search_seeds)
+        if len(g) == seeds == len(s) and g["collapsed"].all() and not s["collapsed"].any():
+            hits.append(f"lr {_fmt(lr)}, M = {m}, L = {length}")
     values["f2_search_table"] = "\n".join(rows)
-    points = table.groupby(["lr", "minibatches"]).ngroups
+    points = table.groupby(regime).ngroups
     values["f2_search_summary"] = (
         f"{points} regimes scanned; GRPO collapsed on every search seed while GSPO collapsed on none in: "
         + (", ".join(hits) if hits else "none of them")
@@ -470,6 +480,14 @@ def _f6(values: dict, figures: dict) -> None:
         f" (interval above 1); the ratio {'grows' if grows else 'does not grow monotonically'} with L "
         f"({', '.join(f'L {L}: {_fmt(v)}' for L, v in by_len.items())})"
     )
+    clipped = table[table["clipped"].astype(bool)]
+    if len(clipped):
+        r = arm_table(clipped.assign(a=0), ["a"], "noise_ratio_kK").iloc[0]
+        inside = r["ci_low"] <= 1 <= r["ci_high"]
+        values["f6_verdict"] += (
+            f"; with the paper's clip ranges (L = {int(clipped['length'].max())}) the ratio is {_mean_ci(r)}"
+            + (", not distinguishable from 1: clipping cuts off the stale tokens' weights" if inside else "")
+        )
     figures["f6_noise"] = (table[["length", "clipped", "seed", "noise_ratio_kK"]], _plot_noise)
     values["f6_figure"] = "![GRPO ÷ GSPO gradient noise at θ_3 vs response length](figures/f6_noise.png)"
 
