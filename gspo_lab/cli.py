@@ -95,7 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_export.add_argument("out", help="the folder to write (must not exist or be empty)")
     p_sweep = sub.add_parser("sweep", help="run a grid of training runs from spec files (data/specs/), resumable")
     p_sweep.add_argument("specs", nargs="*", help="spec files (TOML)")
-    p_sweep.add_argument("--core", action="store_true", help="every spec marked core = true (the core set)")
+    p_sweep.add_argument(
+        "--core", action="store_true", help="the core set: every spec marked core, at its core grid points"
+    )
     p_sweep.add_argument(
         "--seeds",
         default=None,
@@ -179,16 +181,25 @@ def _export(args: argparse.Namespace) -> None:
 
 
 def _sweep(args: argparse.Namespace, command: str) -> None:
-    from gspo_lab.sweep import core_specs, load_spec, merge, run_sweep
+    from gspo_lab.sweep import core_specs, load_spec, merge, run_core, run_sweep
 
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"workers must be >= 1, got {args.workers}")
-    specs = [load_spec(p) for p in args.specs] + (core_specs() if args.core else [])
+    named = [load_spec(p) for p in args.specs]
+    specs = [(spec, False) for spec in named] + [(spec, True) for spec in (core_specs() if args.core else [])]
     if not specs:
         raise ValueError("specs: name at least one spec file, or pass --core")
     seeds = args.seeds or ("confirm" if args.core else "all")
-    for spec in specs:
-        table = merge(spec) if args.merge else run_sweep(spec, seeds=seeds, workers=args.workers, command=command)
+    if args.core and not args.merge:  # the core set runs (and is timed) as one
+        record = run_core(workers=args.workers, seeds=seeds, command=command)
+        print(f"core set: {record['cells_run']} cells run, {record['cells_skipped']} already stored, "
+              f"{record['wall_s'] / 60:.1f} min with {record['workers']} workers")  # fmt: skip
+        specs = specs[: len(named)]
+    for spec, core in specs:  # a spec named on the command line runs whole; --core runs each core spec's core set
+        if args.merge:
+            table = merge(spec)
+        else:
+            table = run_sweep(spec, seeds=seeds, workers=args.workers, command=command, core=core)
         print(f"{spec.name}: {len(table)} finished cells -> data/results/{spec.name}.csv")
 
 

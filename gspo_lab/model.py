@@ -15,6 +15,9 @@ preset    layers experts top-k hidden expert I  total   active   role
 ``moe``   4      16      2     128    64        1.79 M  0.41 M   the main policy (~175 ms)
 ``dense`` 4      —       —     128    128 (MLP) 0.40 M  0.40 M   same active size, no routing (~135 ms)
 ``sweep`` 4      8       2     64     32        0.25 M  0.11 M   fast parameter sweeps (~85 ms)
+``sweep-deep`` 8 8       2     64     32        0.50 M  0.21 M   finding 3: depth
+``sweep-e32``  4 32      2     64     32        0.85 M  0.11 M   finding 3: more experts
+``sweep-k4``   4 8       4     64     32        0.25 M  0.15 M   finding 3: larger top-k
 ========= ====== ======= ===== ====== ========= ======= ======== =========================================
 
 "active" = parameters one token uses: everything except the experts, plus top_k / num_experts of the experts
@@ -126,6 +129,10 @@ PRESETS: dict[str, ModelPreset] = {
     ),
 }
 """The named presets; the module docstring's table gives their sizes and timings."""
+# one factor of ``sweep`` changed at a time, for the expert-volatility probes (findings page, finding 3)
+PRESETS["sweep-deep"] = replace(PRESETS["sweep"], num_layers=8)
+PRESETS["sweep-e32"] = replace(PRESETS["sweep"], num_experts=32)
+PRESETS["sweep-k4"] = replace(PRESETS["sweep"], top_k=4)
 
 
 def get_preset(preset: str | ModelPreset) -> ModelPreset:

@@ -4,10 +4,12 @@
     gspo-lab sweep --core                                             # every spec marked core = true
     gspo-lab sweep data/specs/clip_fractions.toml --merge             # only merge finished cells into one table
 
-A spec (TOML, ``data/specs/<name>.toml``) declares, before any run: ``name``, ``description``, ``core`` (part of the
-core set the findings page regenerates), ``seeds`` (``search`` and ``confirm`` lists: a regime found on search seeds
-is confirmed on fresh ones), ``[base]`` (TrainConfig fields shared by every cell) and ``[grid]`` (lists of values;
-the cells are their Cartesian product × seeds; the objective is usually the only other difference between arms).
+A spec (TOML, ``data/specs/<name>.toml``) declares, before any run: ``name``, ``description``, ``core`` (part of
+the core set the findings page regenerates: ``true`` for every grid point, or a table of grid keys to the values
+that are core, e.g. ``[core]`` ``lr = [3e-5]``; the other points are the extended set), ``seeds`` (``search``
+and ``confirm`` lists: a regime found on search seeds is confirmed on fresh ones), ``[base]`` (TrainConfig fields
+shared by every cell) and ``[grid]`` (lists of values; the cells are their Cartesian product × seeds; the objective
+is usually the only other difference between arms).
 A grid key naming several fields, ``"objective,routing_replay" = [["grpo", false], ["gspo", false]]``, varies them
 together (arms, or ε pairs). The string ``"off"`` stands for None (e.g. ``grad_clip = "off"``; TOML has no null).
 
@@ -62,6 +64,8 @@ __all__ = [
     "cell_key",
     "run_cell",
     "run_sweep",
+    "run_core",
+    "core_specs",
     "summarize",
     "per_rollout",
     "load_result",
@@ -92,6 +96,7 @@ class Spec:
     grid: dict
     path: Path
     probe: str | None = None  # a probe of gspo_lab.probes instead of a training run
+    core_grid: dict | None = None  # the core subset of the grid ({grid key: values}); None = all of it (if core)
 
     def seeds(self, which: str) -> tuple[int, ...]:
         if which not in SEED_SETS:
@@ -99,6 +104,26 @@ class Spec:
         return {"search": self.search_seeds, "confirm": self.confirm_seeds}.get(
             which, self.search_seeds + self.confirm_seeds
         )
+
+    def in_core(self, point: dict) -> bool:
+        """Whether a grid point (``{field: value}``) belongs to the core set."""
+        if not self.core:
+            return False
+        for key, allowed in (self.core_grid or {}).items():
+            names = key.split(",")
+            value = [point[n] for n in names] if len(names) > 1 else point[names[0]]
+            if value not in allowed:
+                return False
+        return True
+
+    def core_label(self) -> str:
+        """``core set``, ``extended set``, or for a subset ``core set at lr 3e-05; the other points extended``."""
+        if not self.core:
+            return "extended set"
+        if not self.core_grid:
+            return "core set"
+        where = "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in self.core_grid.items())
+        return f"core set at {where}; the other points extended"
 
 
 @dataclass(frozen=True)
@@ -154,14 +179,25 @@ def load_spec(path: str | Path) -> Spec:
         width = len(k.split(","))
         if width > 1 and not all(isinstance(x, list) and len(x) == width for x in v):
             raise ValueError(f"spec {path}: [grid] {k!r} must list {width}-element lists")
-    spec = Spec(raw["name"], raw["description"], bool(raw.get("core", False)), search, confirm, raw["base"],
-                raw["grid"], path, probe)  # fmt: skip
+    core, core_grid = raw.get("core", False), None
+    if isinstance(core, dict):
+        for k, v in core.items():
+            if k not in raw["grid"]:
+                raise ValueError(f"spec {path}: [core] key {k!r} is not a [grid] key ({sorted(raw['grid'])})")
+            if not isinstance(v, list) or not v or any(x not in raw["grid"][k] for x in v):
+                raise ValueError(f"spec {path}: [core] {k} must be a non-empty list of [grid] {k}'s values")
+        core, core_grid = bool(core), core
+    elif not isinstance(core, bool):
+        raise ValueError(f"spec {path}: core must be true, false or a table of grid values, got {core!r}")
+    spec = Spec(raw["name"], raw["description"], core, search, confirm, raw["base"], raw["grid"], path, probe,
+                core_grid)  # fmt: skip
     cells(spec, "all")  # every config must be valid now, not hours into the sweep
     return spec
 
 
-def cells(spec: Spec, seeds: str = "all") -> list[Cell]:
-    """Every cell of the spec for a seed set, in a fixed order (grid points × seeds)."""
+def cells(spec: Spec, seeds: str = "all", *, core: bool = False) -> list[Cell]:
+    """Every cell of the spec for a seed set, in a fixed order (grid points × seeds); ``core``: only the core set's
+    grid points (:meth:`Spec.in_core`)."""
     out = []
     keys = list(spec.grid)
     for values in itertools.product(*(spec.grid[k] for k in keys)):
@@ -169,6 +205,8 @@ def cells(spec: Spec, seeds: str = "all") -> list[Cell]:
         for key, value in zip(keys, values, strict=True):
             names = key.split(",")
             point.update(zip(names, value if len(names) > 1 else [value], strict=True))
+        if core and not spec.in_core(point):
+            continue
         fields = {k: (None if v == "off" else v) for k, v in {**spec.base, **point}.items()}
         config_names = {f.name for f in dataclasses.fields(TrainConfig)}
         probe_kw = {k: v for k, v in fields.items() if k not in config_names}
@@ -334,15 +372,18 @@ def _worker(cell: Cell, command: str) -> tuple[str, float]:
     return cell.key, result["wall_s"]
 
 
-def run_sweep(spec: Spec, *, seeds: str = "all", workers: int | None = None, command: str = "", progress=True):
-    """Run every unfinished cell of ``spec`` in ``workers`` processes (default: the CPU count); returns the merge."""
+def run_sweep(
+    spec: Spec, *, seeds: str = "all", workers: int | None = None, command: str = "", progress=True, core=False
+):
+    """Run every unfinished cell of ``spec`` (``core``: of its core set) in ``workers`` processes (default: the CPU
+    count); returns the merge."""
     from tqdm.auto import tqdm
 
-    todo = [c for c in cells(spec, seeds) if not result_path(c).exists()]
+    todo = [c for c in cells(spec, seeds, core=core) if not result_path(c).exists()]
     order = spec.seeds("all")
     todo.sort(key=lambda c: order.index(c.seed))  # seed-major: a partial sweep holds complete, comparable seeds
     workers = workers or os.cpu_count() or 1
-    total = len(cells(spec, seeds))
+    total = len(cells(spec, seeds, core=core))
     bar = tqdm(total=total, initial=total - len(todo), desc=f"sweep {spec.name}", unit="cell", disable=not progress)
     if workers == 1:
         for cell in todo:
@@ -358,6 +399,35 @@ def run_sweep(spec: Spec, *, seeds: str = "all", workers: int | None = None, com
                 bar.update(1)
     bar.close()
     return merge(spec)
+
+
+def run_core(*, workers: int | None = None, seeds: str = "confirm", command: str = "", progress=True) -> dict:
+    """Run the core set (every core spec's core cells, :meth:`Spec.in_core`) and time it. The timing record —
+    wall time, cells run and skipped, workers, machine, commit — is written to ``<results>/core_timing.json``; it
+    measures a regeneration only when ``cells_skipped`` is 0 (run with ``GSPO_LAB_RESULTS`` / ``GSPO_LAB_RUNS``
+    pointing to empty folders to measure one without touching the stored results)."""
+    specs = core_specs()
+    todo = {s.name: [c for c in cells(s, seeds, core=True) if not result_path(c).exists()] for s in specs}
+    total = sum(len(cells(s, seeds, core=True)) for s in specs)
+    start = time.time()
+    for spec in specs:
+        run_sweep(spec, seeds=seeds, workers=workers, command=command, progress=progress, core=True)
+    record = {
+        "wall_s": round(time.time() - start, 1),
+        "cells_run": sum(map(len, todo.values())),
+        "cells_skipped": total - sum(map(len, todo.values())),
+        "per_spec": {name: len(c) for name, c in todo.items()},
+        "workers": workers or os.cpu_count() or 1,
+        "seeds": seeds,
+        "command": command,
+        "git_commit": _git_commit(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(start)),
+        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
+    }
+    out = _results_dir("core_timing.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n")
+    return record
 
 
 def rerun_prefix(result: dict, run_dir: str | Path, rollouts: int = 5) -> dict[str, list]:

@@ -8,3 +8,6 @@ for preset in sweep moe dense; do
   gspo-lab sft --preset "$preset" --task sort --seed 0 --out "data/checkpoints/$preset-sort"
 done
 gspo-lab sft --preset sweep --task add --seed 0 --out data/checkpoints/sweep-add
+for preset in sweep-deep sweep-e32 sweep-k4; do  # finding 3's one-factor variants of sweep
+  gspo-lab sft --preset "$preset" --task sort --seed 0 --out "data/checkpoints/$preset-sort"
+done

@@ -55,9 +55,12 @@ def test_param_counts_in_documented_ranges(models):
     assert counts["moe"] == {"total": 1_787_264, "active": 411_008}
     assert counts["dense"]["total"] == 402_816
     assert counts["sweep"] == {"total": 252_608, "active": 105_152}
+    assert counts["sweep-deep"] == {"total": 501_056, "active": 206_144}
+    assert counts["sweep-e32"] == {"total": 848_576, "active": 111_296}
+    assert counts["sweep-k4"] == {"total": 252_608, "active": 154_304}
 
 
-@pytest.mark.parametrize("name", ["moe", "sweep"])
+@pytest.mark.parametrize("name", ["moe", "sweep", "sweep-deep", "sweep-e32", "sweep-k4"])
 def test_active_params_by_hand(models, name):
     """active = total − L · (E − k) · (one expert's SwiGLU: 3 · hidden · expert width)."""
     p = PRESETS[name]

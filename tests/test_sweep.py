@@ -214,17 +214,46 @@ def test_expert_volatility_refuses_a_dense_model(tmp_path, monkeypatch):
         run_probe("expert_volatility", cells(spec)[0].cfg)
 
 
-def test_cli_core_runs_the_confirmation_cells(monkeypatch):
+def test_cli_core_runs_the_confirmation_cells_and_times_them(monkeypatch, tmp_path):
+    import json
+
     from gspo_lab import cli
 
+    monkeypatch.setenv("GSPO_LAB_RESULTS", str(tmp_path / "results"))
     seen = []
-    monkeypatch.setattr(sweep, "run_sweep", lambda spec, seeds, **kw: seen.append((spec.name, seeds)) or pd.DataFrame())
+
+    def fake(spec, seeds, core=False, **kw):
+        seen.append((spec.name, seeds, core))
+        return pd.DataFrame()
+
+    monkeypatch.setattr(sweep, "run_sweep", fake)
     assert cli.main(["sweep", "--core"]) == 0
-    assert seen and {s for _, s in seen} == {"confirm"}
-    assert {name for name, _ in seen} == {s.name for s in sweep.core_specs()}
+    assert seen and {(s, c) for _, s, c in seen} == {("confirm", True)}
+    assert {name for name, _, _ in seen} == {s.name for s in sweep.core_specs()}
+    record = json.loads((tmp_path / "results" / "core_timing.json").read_text())
+    assert record["cells_skipped"] == 0 and record["cells_run"] == sum(record["per_spec"].values()) > 0
+    assert record["per_spec"]["f1_clip_fractions"] == 30  # its core set: lr 3e-5 only, of lr 3e-5 and 1e-4
     seen.clear()
     cli.main(["sweep", "--core", "--seeds", "all"])
-    assert {s for _, s in seen} == {"all"}
+    assert {s for _, s, _ in seen} == {"all"}
+
+
+def test_core_subset_of_the_grid(tmp_path):
+    path = tmp_path / "sub.toml"
+    path.write_text(SPEC.replace("core = false\n", "") + 'grad_clip = ["off", 1.0]\n\n[core]\ngrad_clip = ["off"]\n')
+    spec = load_spec(path)
+    assert spec.core and spec.core_label() == "core set at grad_clip off; the other points extended"
+    assert [c.cfg.grad_clip for c in cells(spec, "confirm", core=True)] == [None, None]
+    assert len(cells(spec, "confirm")) == 4
+    text = SPEC.replace("core = false\n", "") + 'grad_clip = ["off", 1.0]\n\n[core]\n'
+    for line, match in (("lr = [1e-4]", r"\[core\] key 'lr' is not a \[grid\] key"),
+                        ("grad_clip = [0.5]", r"\[core\] grad_clip must be a non-empty list")):  # fmt: skip
+        path.write_text(text + line + "\n")
+        with pytest.raises(ValueError, match=match):
+            load_spec(path)
+    path.write_text(SPEC.replace("core = false", 'core = "yes"'))
+    with pytest.raises(ValueError, match="core must be true, false or a table"):
+        load_spec(path)
 
 
 def test_a_committed_cell_reproduces_its_first_five_rollouts(tmp_path):

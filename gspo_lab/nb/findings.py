@@ -62,7 +62,7 @@ def _mean_ci(row) -> str:
 def _progress(spec: Spec, seeds: str = "confirm") -> str:
     total = len(cells(spec, seeds))
     done = len(finished(spec, seeds)) if total else 0
-    return f"{done}/{total} cells of `{spec.name}` ({'core' if spec.core else 'extended'} set)"
+    return f"{done}/{total} cells of `{spec.name}` ({spec.core_label()})"
 
 
 # --- finding 1: clipping fractions ---------------------------------------------------------------------------------
@@ -266,7 +266,11 @@ def _f2_dense(values: dict, figures: dict) -> None:
         )
 
 
-SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2")
+SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2", "f2_search_clip3")
+
+
+#: the coordinates of a searched regime (finding 2c), from a spec's grid or its base
+SEARCH_REGIME = ("checkpoint", "lr", "minibatches", "length")
 
 
 def _f2_search(values: dict, figures: dict) -> None:
@@ -274,27 +278,28 @@ def _f2_search(values: dict, figures: dict) -> None:
     tables = []
     for spec in specs:
         t = finished(spec, "search")
-        if not t.empty:
-            tables.append(t.assign(spec=spec.name, length=t["length"] if "length" in t else spec.base["length"]))
+        if not t.empty:  # a regime's coordinates come from the grid or, where the spec fixes them, from its base
+            fixed = {c: spec.base[c] for c in SEARCH_REGIME if c not in t or t[c].isna().all()}
+            tables.append(t.assign(spec=spec.name, **fixed).astype({"minibatches": int, "length": int}))
     values["f2_search_progress"] = "; ".join(_progress(spec, "search") for spec in specs)
     values["f2_search_table"], values["f2_search_summary"] = "(no results yet)", "no regime searched yet"
     if not tables:
         return
     table = pd.concat(tables, ignore_index=True)
-    regime = ["spec", "lr", "minibatches", "length"]
-    rows = ["| spec | lr | M | L | objective | seeds | collapsed | held-out acc. final per seed | clipped tokens |",
-            "|" + " --- |" * 9]  # fmt: skip
+    regime = ["spec", *SEARCH_REGIME]
+    rows = ["| spec | cold start | lr | M | L | objective | seeds | collapsed | held-out acc. final per seed "
+            "| clipped tokens |", "|" + " --- |" * 10]  # fmt: skip
     hits = []
-    for (name, lr, m, length, objective), group in table.groupby([*regime, "objective"], sort=True):
+    for (name, ckpt, lr, m, length, objective), group in table.groupby([*regime, "objective"], sort=True):
         k = int(group["collapsed"].astype(bool).sum())
         finals = ", ".join(_fmt(v) for v in group.sort_values("seed")["eval_final"])
-        rows.append(f"| `{name}` | {_fmt(lr)} | {m} | {length} | {objective.upper()} | {len(group)} | "
+        rows.append(f"| `{name}` | {ckpt} | {_fmt(lr)} | {m} | {length} | {objective.upper()} | {len(group)} | "
                     f"{k}/{len(group)} | {finals} | {_fmt(group['clip_token_frac'].mean())} |")  # fmt: skip
-    for (name, lr, m, length), group in table.groupby(regime, sort=True):
+    for (name, ckpt, lr, m, length), group in table.groupby(regime, sort=True):
         g, s = group[group.objective == "grpo"], group[group.objective == "gspo"]
         seeds = len(_spec(name).search_seeds)
         if len(g) == seeds == len(s) and g["collapsed"].all() and not s["collapsed"].any():
-            hits.append(f"lr {_fmt(lr)}, M = {m}, L = {length}")
+            hits.append(f"{ckpt} lr {_fmt(lr)}, M = {m}, L = {length}")
     values["f2_search_table"] = "\n".join(rows)
     points = table.groupby(regime).ngroups
     values["f2_search_summary"] = (
@@ -327,32 +332,49 @@ def _f3(values: dict, figures: dict) -> None:
     values["f3_table"] = "\n".join(rows)
     moe = table[table.checkpoint == "moe-sort"].groupby("lr")["change_k1"].mean()
     reach = [lr for lr, v in moe.items() if v >= F3_PAPER_CHANGE / 2]
-    values["f3_verdict"] = (
+    verdict = (
         f"partly reproduced: on moe-sort one update changes {_fmt(moe.min())}–{_fmt(moe.max())} of the top-k sets over "
         f"lr {_fmt(moe.index.min())}–{_fmt(moe.index.max())}; within a factor 2 of the paper's ≈ 0.1 from lr "
         + (_fmt(min(reach)) if reach else "— (never)")
     )
+    base = table[table.checkpoint == F3_BASE].groupby("lr")["change_k1"].mean()
+    factors, effects = [], []
+    for ckpt, what in F3_FACTORS.items():
+        ratio = (table[table.checkpoint == ckpt].groupby("lr")["change_k1"].mean() / base).dropna()
+        if ratio.empty:
+            continue
+        factors.append(f"{what} ×{_fmt(ratio.min(), 2)}–{_fmt(ratio.max(), 2)}")
+        if ratio.min() > 1.1 or ratio.max() < 0.9:
+            effects.append(f"{what} {'raises' if ratio.min() > 1.1 else 'lowers'} it")
+        else:
+            effects.append(f"{what} has no consistent effect")
+    values["f3_factors"] = "; ".join(factors) or "(no results yet)"
+    values["f3_verdict"] = verdict + ("; against `sweep-sort`, " + ", ".join(effects) if effects else "")
     figures["f3_volatility"] = (table[["checkpoint", "lr", "seed", "change_k1", "change_kK"]], _plot_volatility)
     values["f3_figure"] = "![changed top-k sets after one update vs learning rate](figures/f3_volatility.png)"
+
+
+#: finding 3's one-factor variants of the ``sweep`` preset's cold start (gspo_lab/model.py), against F3_BASE
+F3_BASE = "sweep-sort"
+F3_FACTORS = {"sweep-deep-sort": "8 layers", "sweep-e32-sort": "32 experts", "sweep-k4-sort": "top-4",
+              "moe-sort": "moe (hidden 128, 16 experts)"}  # fmt: skip
 
 
 def _plot_volatility(data: pd.DataFrame):
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    for (ckpt, metric), style in {
-        ("moe-sort", "change_k1"): "o-",
-        ("moe-sort", "change_kK"): "o--",
-        ("sweep-sort", "change_k1"): "s-",
-        ("sweep-sort", "change_kK"): "s--",
-    }.items():
-        group = data[data.checkpoint == ckpt].groupby("lr")[metric]
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for ckpt in [F3_BASE, *F3_FACTORS]:
+        group = data[data.checkpoint == ckpt].groupby("lr")["change_k1"]
+        if not len(group):
+            continue
         mean, lo, hi = group.mean(), group.min(), group.max()
-        label = f"{ckpt}, after {'1 update' if metric == 'change_k1' else '4 updates'}"
-        ax.errorbar(mean.index, mean.values, yerr=[mean - lo, hi - mean], fmt=style, capsize=3, label=label)
+        label = ckpt + (f" ({F3_FACTORS[ckpt]})" if ckpt in F3_FACTORS else " (4 layers, 8 experts, top-2)")
+        ax.errorbar(mean.index, mean.values, yerr=[mean - lo, hi - mean], fmt="o-", capsize=3, label=label)
     ax.axhline(F3_PAPER_CHANGE, color="grey", ls=":", label="paper, 48 layers (§5.3)")
-    ax.set(xscale="log", xlabel="learning rate", ylabel="changed top-k sets (mean, min–max of seeds)")
-    ax.legend(frameon=False, fontsize=8)
+    ax.set(xscale="log", yscale="log", xlabel="learning rate",
+           ylabel="changed top-k sets after 1 update\n(mean, min–max of seeds)")  # fmt: skip
+    ax.legend(frameon=False, fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -647,14 +669,33 @@ def _bookkeeping(values: dict, figures: dict) -> None:
         points = n_cells // max(1, len(spec.seeds("all")))
         wall = float(table["wall_s"].sum()) if not table.empty else 0.0
         if spec.core and not table.empty:
-            core_total += float(table.loc[table.seed_set == "confirm", "wall_s"].sum())
+            core_keys = {c.key for c in cells(spec, "confirm", core=True)}
+            core_total += float(table.loc[table.key.isin(core_keys), "wall_s"].sum())
         kind = "probe" if spec.probe else "training"
-        rows.append(f"| `{spec.name}` | {'core' if spec.core else 'extended'} | {kind} "
+        label = spec.core_label().removesuffix(" set").replace(" set at ", " at ")
+        rows.append(f"| `{spec.name}` | {label} | {kind} "
                     f"| {points} | {len(spec.search_seeds)} / {len(spec.confirm_seeds)} | {len(table)}/{n_cells} | "
                     f"{wall / 60:.0f} min |")  # fmt: skip
     values["specs_table"] = "\n".join(rows)
     values["core_minutes"] = f"{core_total / 60:.0f} min of cell time, ≈ {core_total / 120:.0f} min with 2 workers"
-    values["core_specs"] = ", ".join(f"`{s.name}`" for s in core_specs())
+    from gspo_lab.sweep import _results_dir
+
+    timing = _results_dir("core_timing.json")
+    values["core_measured"] = "No full regeneration has been timed yet."
+    if timing.is_file():
+        t = json.loads(timing.read_text())
+        what = ("a regeneration from empty result and run folders" if t["cells_skipped"] == 0
+                else f"a partial run ({t['cells_skipped']} of its cells were already stored)")  # fmt: skip
+        values["core_measured"] = (
+            f"Measured: {what}, `{t['command'] or 'gspo-lab sweep --core'}` with {t['workers']} workers on "
+            f"{t['date']} ({t['machine']['cpus']} CPUs, commit {t['git_commit'][:7]}): {t['cells_run']} cells in "
+            f"{t['wall_s'] / 60:.0f} min wall time."
+        )
+    values["core_specs"] = ", ".join(
+        f"`{s.name}`"
+        + (f" (at {s.core_label().split(' at ', 1)[1].rsplit('; the other', 1)[0]})" if s.core_grid else "")
+        for s in core_specs()
+    )
 
 
 # --- the page --------------------------------------------------------------------------------------------------------
