@@ -24,7 +24,7 @@ import pandas as pd
 
 from gspo_lab.experiments import arm_table, curves, finished, paired_ratio, rate_table
 from gspo_lab.paths import data_dir, repo_root
-from gspo_lab.sweep import Spec, cells, load_spec
+from gspo_lab.sweep import Spec, cells, load_result, load_spec, result_path
 
 __all__ = ["build", "check", "main"]
 
@@ -308,6 +308,93 @@ def _f2_search(values: dict, figures: dict) -> None:
     )
 
 
+#: the typical update is read over the first rollouts, before the earliest collapse (rollout 20) in finding 2's runs
+SPIKE_EARLY_ROLLOUTS = 10
+
+
+def _spike_table(spec: Spec) -> pd.DataFrame:
+    """Per confirmation cell: the typical update's gradient norm (median over the first SPIKE_EARLY_ROLLOUTS rollouts
+    of the per-rollout mean: before any run collapsed, when a dead policy's zero gradients would drag it to 0), the
+    run's largest (max of the per-rollout max) and the rollout it came in; with the cell's grid point and summary."""
+    rows = []
+    summary = finished(spec, "confirm").set_index("key")
+    for cell in cells(spec, "confirm"):
+        path = result_path(cell)
+        if not path.exists():
+            continue
+        pr = load_result(path)["per_rollout"]
+        typical = pd.Series(pr["grad/norm:mean"][:SPIKE_EARLY_ROLLOUTS], dtype=float).median()
+        peak = pd.Series(pr["grad/norm:max"], dtype=float)
+        s = summary.loc[cell.key]
+        rows.append({**cell.point, "seed": cell.seed, "typical": typical, "peak": peak.max(),
+                     "peak_rollout": int(pr["rollout"][int(peak.idxmax())]), "collapsed": bool(s["collapsed"]),
+                     "collapse_rollout": s["collapse_rollout"]})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _f2_spikes(values: dict, figures: dict) -> None:
+    values.update(f2_spike_table="(no results yet)", f2_spike_summary="pending", f2_spike_figure="")
+    parts = []
+    for model, name in (("MoE", "f2_collapse_moe"), ("dense", "f2_collapse_dense")):
+        spec = _spec(name)
+        t = _spike_table(spec)
+        if t.empty:
+            continue
+        parts.append(t.assign(model=model, arm=t.apply(_arm_name, axis=1), clip=t["grad_clip"].map(_clip_label)))
+    if not parts:
+        return
+    table = pd.concat(parts, ignore_index=True).assign(spike=lambda d: d["peak"] / d["typical"])
+    rows = ["| model | grad-norm clip | arm | seeds | typical update's norm | largest update's norm: median [min–max] "
+            "| largest ÷ typical: median [min–max] | rollout of the largest (median) | collapsed | collapse at "
+            "(median rollout) |", "|" + " --- |" * 10]  # fmt: skip
+    for (model, clip, arm), g in table.groupby(["model", "clip", "arm"], sort=False):
+        coll = g[g["collapsed"]]
+        rows.append(f"| {model} | {clip} | {arm} | {len(g)} | {_fmt(g['typical'].median())} | "
+                    f"{_fmt(g['peak'].median())} [{_fmt(g['peak'].min())}–{_fmt(g['peak'].max())}] | "
+                    f"{_fmt(g['spike'].median())} [{_fmt(g['spike'].min())}–{_fmt(g['spike'].max())}] | "
+                    f"{_fmt(float(g['peak_rollout'].median()))} | {len(coll)}/{len(g)} | "
+                    f"{_fmt(float(coll['collapse_rollout'].median())) if len(coll) else '—'} |")  # fmt: skip
+    values["f2_spike_table"] = "\n".join(rows)
+    grpo, gspo = table[table.objective == "grpo"], table[table.objective == "gspo"]
+
+    def spread(g, col):
+        return f"median {_fmt(g[col].median())} ({_fmt(g[col].min())}–{_fmt(g[col].max())})"
+
+    values["f2_spike_summary"] = (
+        f"over all {len(grpo)} GRPO runs (both models, with and without R2 and grad clip) the largest update's "
+        f"gradient norm is {spread(grpo, 'peak')}, {spread(grpo, 'spike')}× the typical one; over all {len(gspo)} "
+        f"GSPO runs {spread(gspo, 'peak')}, {spread(gspo, 'spike')}×"
+    )
+    data = table[["model", "clip", "arm", "objective", "seed", "peak", "collapsed"]]
+    figures["f2_grad_spikes"] = (data, _plot_spikes)
+    values["f2_spike_figure"] = "![largest gradient norm of each run, per arm](figures/f2_grad_spikes.png)"
+
+
+def _plot_spikes(data: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from gspo_lab.plots import color
+
+    groups = list(data.groupby(["model", "clip", "arm"], sort=False))
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    for x, (_, g) in enumerate(groups):
+        for i, row in enumerate(g.itertuples()):
+            c = color(row.objective)
+            ax.scatter(x + (i - (len(g) - 1) / 2) * 0.08, row.peak, s=28, edgecolors=c,
+                       facecolors=c if row.collapsed else "none", linewidths=1.2)  # fmt: skip
+    ax.set_xticks(
+        range(len(groups)),
+        [f"{m}\n{a.replace(' + Routing Replay', ' + R2')}\nclip {c}" for (m, c, a), _ in groups],
+        fontsize=6.5,
+    )
+    ax.set(yscale="log", ylabel="largest gradient norm of the run")
+    ax.scatter([], [], color="grey", s=28, label="collapsed")
+    ax.scatter([], [], facecolors="none", edgecolors="grey", s=28, label="did not collapse")
+    ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 # --- finding 3: expert volatility -------------------------------------------------------------------------------------
 
 #: the paper's figure (§5.3): ~10 % of activated experts change after one update (48-layer Qwen3-30B-A3B-Base)
@@ -357,7 +444,7 @@ def _f3(values: dict, figures: dict) -> None:
 #: finding 3's one-factor variants of the ``sweep`` preset's cold start (gspo_lab/model.py), against F3_BASE
 F3_BASE = "sweep-sort"
 F3_FACTORS = {"sweep-deep-sort": "8 layers", "sweep-e32-sort": "32 experts", "sweep-k4-sort": "top-4",
-              "moe-sort": "moe (hidden 128, 16 experts)"}  # fmt: skip
+              "moe-sort": "hidden 128 and 16 experts (moe-sort)"}  # fmt: skip
 
 
 def _plot_volatility(data: pd.DataFrame):
@@ -706,6 +793,7 @@ SECTIONS: list[Callable[[dict, dict], None]] = [
     _f2,
     _f2_dense,
     _f2_search,
+    _f2_spikes,
     _f3,
     _f4,
     _f5,
