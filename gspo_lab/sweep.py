@@ -71,6 +71,7 @@ __all__ = [
     "load_result",
     "rerun_prefix",
     "merge",
+    "compare_results",
 ]
 
 #: bumped whenever the loop's numbers for a given config change (then every stored key changes with it)
@@ -455,6 +456,31 @@ def rerun_prefix(result: dict, run_dir: str | Path, rollouts: int = 5) -> dict[s
 def load_result(path: str | Path) -> dict:
     with gzip.open(path, "rt") as f:
         return json.load(f)
+
+
+def compare_results(fresh: str | Path, stored: str | Path | None = None) -> dict:
+    """Compare every result under ``fresh`` (``<spec>/<key>.json.gz``, e.g. a re-run of the core set into a scratch
+    folder) with the stored result of the same key (default ``data/results``): how many summaries are identical, how
+    many agree on collapse, the largest absolute difference of a numeric summary field, the keys that differ."""
+    stored = Path(stored) if stored is not None else data_dir() / "results"
+    out = {"compared": 0, "identical": 0, "same_collapse": 0, "missing": 0, "max_abs_diff": 0.0, "differing": []}
+    for path in sorted(Path(fresh).glob("*/*.json.gz")):
+        other = stored / path.parent.name / path.name
+        if not other.exists():
+            out["missing"] += 1
+            continue
+        a, b = load_result(path)["summary"], load_result(other)["summary"]
+        out["compared"] += 1
+        out["identical"] += a == b
+        out["same_collapse"] += a.get("collapsed") == b.get("collapsed")
+        for k in set(a) & set(b):
+            x, y = a[k], b[k]
+            if isinstance(x, float | int) and isinstance(y, float | int) and not isinstance(x, bool):
+                if math.isfinite(x) and math.isfinite(y):
+                    out["max_abs_diff"] = max(out["max_abs_diff"], abs(x - y))
+        if a != b:
+            out["differing"].append(f"{path.parent.name}/{path.name.removesuffix('.json.gz')}")
+    return out
 
 
 def merge(spec: Spec, *, write: bool = True) -> pd.DataFrame:

@@ -100,6 +100,19 @@ def test_run_skip_merge_and_reproduce(spec, tmp_path, monkeypatch):
         if not key.startswith("time/"):
             assert again["per_rollout"][key] == values, key
     assert again["eval"] == result["eval"]
+    # compare_results: the re-run cell against the stored ones (what scripts/time_core_set.sh records)
+    got = sweep.compare_results(tmp_path / "results-again", tmp_path / "results")
+    assert got == {"compared": 1, "identical": 1, "same_collapse": 1, "missing": 0, "max_abs_diff": 0.0,
+                   "differing": []}  # fmt: skip
+    import gzip
+    import json
+
+    path = next((tmp_path / "results-again").glob("*/*.json.gz"))
+    tampered = {**again, "summary": {**again["summary"], "eval_final": again["summary"]["eval_final"] + 0.25}}
+    with gzip.open(path, "wt") as f:
+        json.dump(tampered, f)
+    got = sweep.compare_results(tmp_path / "results-again", tmp_path / "results")
+    assert got["identical"] == 0 and got["max_abs_diff"] == pytest.approx(0.25) and len(got["differing"]) == 1
 
 
 def test_a_killed_cell_resumes(spec, monkeypatch):

@@ -266,11 +266,11 @@ def _f2_dense(values: dict, figures: dict) -> None:
         )
 
 
-SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2", "f2_search_clip3")
+SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_noclip")
 
 
 #: the coordinates of a searched regime (finding 2c), from a spec's grid or its base
-SEARCH_REGIME = ("checkpoint", "lr", "minibatches", "length")
+SEARCH_REGIME = ("grad_clip", "checkpoint", "lr", "minibatches", "length")
 
 
 def _f2_search(values: dict, figures: dict) -> None:
@@ -280,32 +280,86 @@ def _f2_search(values: dict, figures: dict) -> None:
         t = finished(spec, "search")
         if not t.empty:  # a regime's coordinates come from the grid or, where the spec fixes them, from its base
             fixed = {c: spec.base[c] for c in SEARCH_REGIME if c not in t or t[c].isna().all()}
-            tables.append(t.assign(spec=spec.name, **fixed).astype({"minibatches": int, "length": int}))
+            t = t.assign(spec=spec.name, **fixed).astype({"minibatches": int, "length": int})
+            tables.append(t.assign(grad_clip=t["grad_clip"].map(_clip_label)))
     values["f2_search_progress"] = "; ".join(_progress(spec, "search") for spec in specs)
     values["f2_search_table"], values["f2_search_summary"] = "(no results yet)", "no regime searched yet"
     if not tables:
         return
     table = pd.concat(tables, ignore_index=True)
     regime = ["spec", *SEARCH_REGIME]
-    rows = ["| spec | cold start | lr | M | L | objective | seeds | collapsed | held-out acc. final per seed "
-            "| clipped tokens |", "|" + " --- |" * 10]  # fmt: skip
+    rows = ["| spec | grad-norm clip | cold start | lr | M | L | objective | seeds | collapsed "
+            "| held-out acc. final per seed | clipped tokens |", "|" + " --- |" * 11]  # fmt: skip
     hits = []
-    for (name, ckpt, lr, m, length, objective), group in table.groupby([*regime, "objective"], sort=True):
+    for (name, clip, ckpt, lr, m, length, objective), group in table.groupby([*regime, "objective"], sort=True):
         k = int(group["collapsed"].astype(bool).sum())
         finals = ", ".join(_fmt(v) for v in group.sort_values("seed")["eval_final"])
-        rows.append(f"| `{name}` | {ckpt} | {_fmt(lr)} | {m} | {length} | {objective.upper()} | {len(group)} | "
-                    f"{k}/{len(group)} | {finals} | {_fmt(group['clip_token_frac'].mean())} |")  # fmt: skip
-    for (name, ckpt, lr, m, length), group in table.groupby(regime, sort=True):
+        rows.append(f"| `{name}` | {clip} | {ckpt} | {_fmt(lr)} | {m} | {length} | {objective.upper()} | "
+                    f"{len(group)} | {k}/{len(group)} | {finals} | "
+                    f"{_fmt(group['clip_token_frac'].mean())} |")  # fmt: skip
+    for (name, clip, ckpt, lr, m, length), group in table.groupby(regime, sort=True):
         g, s = group[group.objective == "grpo"], group[group.objective == "gspo"]
         seeds = len(_spec(name).search_seeds)
+        target = clip == "1" and m <= 8  # the issue's target regime: grad-norm clip 1.0 and M <= 8
         if len(g) == seeds == len(s) and g["collapsed"].all() and not s["collapsed"].any():
-            hits.append(f"{ckpt} lr {_fmt(lr)}, M = {m}, L = {length}")
+            hits.append(f"{ckpt} lr {_fmt(lr)}, M = {m}, L = {length}, grad clip {clip}"
+                        + (" (the target setting)" if target else " (outside the target setting)"))  # fmt: skip
     values["f2_search_table"] = "\n".join(rows)
     points = table.groupby(regime).ngroups
     values["f2_search_summary"] = (
         f"{points} regimes scanned; GRPO collapsed on every search seed while GSPO collapsed on none in: "
         + (", ".join(hits) if hits else "none of them")
     )
+
+
+def _f2_map(values: dict, figures: dict) -> None:
+    """Every moe-sort L = 12 cell of finding 2's specs (confirmation and search seeds), as a stability map."""
+    parts = []
+    for name in ("f2_collapse_moe", *SEARCH_SPECS):
+        spec = _spec(name)
+        t = finished(spec, "all")
+        if t.empty:
+            continue
+        fixed = {c: spec.base[c] for c in SEARCH_REGIME + ("grad_clip",) if c not in t or t[c].isna().all()}
+        parts.append(t.assign(**fixed))
+    values["f2_map_figure"] = ""
+    if not parts:
+        return
+    t = pd.concat(parts, ignore_index=True)
+    t = t[(t.checkpoint == "moe-sort") & (t.length == 12)]
+    if "routing_replay" in t:
+        t = t[~t["routing_replay"].fillna(False).astype(bool)]
+    t = t.assign(clip=t["grad_clip"].map(_clip_label), collapsed=t["collapsed"].astype(bool))
+    data = t.groupby(["clip", "lr", "minibatches", "objective"])["collapsed"].agg(k="sum", n="count").reset_index()
+    figures["f2_map"] = (data, _plot_map)
+    values["f2_map_figure"] = "![stability map: collapsed runs per (lr, M), moe-sort, L = 12](figures/f2_map.png)"
+
+
+def _plot_map(data: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from gspo_lab.plots import color
+
+    clips = sorted(set(data["clip"]), key=lambda c: c != "off")
+    lrs, ms = sorted(set(data["lr"])), sorted(set(data["minibatches"]))
+    fig, axes = plt.subplots(1, len(clips), figsize=(4.6 * len(clips), 3.4), sharey=True, squeeze=False)
+    for ax, clip in zip(axes[0], clips, strict=True):
+        for row in data[data["clip"] == clip].itertuples():
+            x = lrs.index(row.lr) + (-0.2 if row.objective == "grpo" else 0.2)
+            y = ms.index(row.minibatches)
+            ax.scatter(x, y, s=420, marker="s", color=color(row.objective), alpha=0.12 + 0.88 * row.k / row.n,
+                       edgecolors=color(row.objective))  # fmt: skip
+            ax.annotate(f"{row.k}/{row.n}", (x, y), ha="center", va="center", fontsize=7)
+        ax.set_xticks(range(len(lrs)), [f"{lr:.2g}" for lr in lrs], fontsize=8)
+        ax.set(xlim=(-0.6, len(lrs) - 0.4), ylim=(-0.6, len(ms) - 0.4), xlabel="learning rate",
+               title=f"grad-norm clip {clip}")  # fmt: skip
+        ax.set_yticks(range(len(ms)), [str(m) for m in ms])
+    axes[0][0].set_ylabel("minibatches per rollout (M)")
+    for objective in ("grpo", "gspo"):
+        axes[0][-1].scatter([], [], marker="s", color=color(objective), label=f"{objective.upper()}: collapsed / runs")
+    axes[0][-1].legend(frameon=False, fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
 
 
 #: the typical update is read over the first rollouts, before the earliest collapse (rollout 20) in finding 2's runs
@@ -778,6 +832,13 @@ def _bookkeeping(values: dict, figures: dict) -> None:
             f"{t['date']} ({t['machine']['cpus']} CPUs, commit {t['git_commit'][:7]}): {t['cells_run']} cells in "
             f"{t['wall_s'] / 60:.0f} min wall time."
         )
+        if "compared_with_stored" in t:
+            c = t["compared_with_stored"]
+            values["core_measured"] += (
+                f" Compared with the stored cells of the same keys (`scripts/time_core_set.sh`): {c['identical']} of "
+                f"{c['compared']} summaries identical, {c['same_collapse']} agree on collapse, largest difference "
+                f"of a summary number {_fmt(c['max_abs_diff'])}."
+            )
     values["core_specs"] = ", ".join(
         f"`{s.name}`"
         + (f" (at {s.core_label().split(' at ', 1)[1].rsplit('; the other', 1)[0]})" if s.core_grid else "")
@@ -793,6 +854,7 @@ SECTIONS: list[Callable[[dict, dict], None]] = [
     _f2,
     _f2_dense,
     _f2_search,
+    _f2_map,
     _f2_spikes,
     _f3,
     _f4,
