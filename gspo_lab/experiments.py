@@ -20,7 +20,7 @@ import pandas as pd
 
 from gspo_lab.sweep import Spec, cells, load_result, merge, result_path
 
-__all__ = ["bootstrap_ci", "wilson", "arm_table", "rate_table", "paired_ratio", "curves"]
+__all__ = ["bootstrap_ci", "wilson", "arm_table", "rate_table", "paired_ratio", "curves", "stored_curves"]
 
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 0
@@ -99,6 +99,38 @@ def curves(spec: Spec, metric: str, seeds: str = "all") -> pd.DataFrame:
         for r, v in zip(source.get("rollout", []), source.get(metric, []), strict=False):
             rows.append({**cell.point, "seed": cell.seed, "rollout": r, "value": v})
     return pd.DataFrame(rows)
+
+
+def stored_curves(spec_name: str, metric: str, seeds: str = "confirm", **where) -> pd.DataFrame:
+    """Per-rollout curves of one arm of a committed spec (``data/specs/<spec_name>.toml``) from its stored results —
+    no training, so it opens in seconds. ``where`` picks grid values, e.g.
+    ``stored_curves("f1_clip_fractions", "clip/token_frac:mean", lr=3e-5, minibatches=4)``; fields not named vary
+    (here: the objective). Returns the long table of :func:`curves`; errors name an unknown field or value."""
+    from gspo_lab.paths import data_dir
+    from gspo_lab.sweep import load_spec
+
+    path = data_dir() / "specs" / f"{spec_name}.toml"
+    if not path.is_file():
+        known = sorted(p.stem for p in (data_dir() / "specs").glob("*.toml"))
+        raise ValueError(f"spec_name must name a spec in data/specs/ ({', '.join(known)}), got {spec_name!r}")
+    spec = load_spec(path)
+    values: dict[str, list] = {}
+    for key, options in spec.grid.items():
+        names = key.split(",")
+        for i, name in enumerate(names):
+            values[name] = [o[i] for o in options] if len(names) > 1 else list(options)
+    table = curves(spec, metric, seeds)
+    for name, value in where.items():
+        if name not in values:
+            raise ValueError(f"{name} is not a grid field of {spec_name} (its fields: {sorted(values)})")
+        match = [v for v in values[name] if v == value or (isinstance(v, float) and math.isclose(v, value))]
+        if not match:
+            raise ValueError(f"{name} must be one of {values[name]} in {spec_name}, got {value!r}")
+        if not table.empty:
+            table = table[table[name] == match[0]]
+    if table.empty:
+        raise ValueError(f"no stored results for {spec_name} at {where} with metric {metric!r} (run gspo-lab sweep)")
+    return table.reset_index(drop=True)
 
 
 def finished(spec: Spec, seeds: str = "all") -> pd.DataFrame:

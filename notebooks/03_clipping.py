@@ -31,6 +31,8 @@ minibatches = 4
 rollouts = 6  # RL steps per objective (each: 1 rollout batch + 4 optimizer steps)
 lr = 3e-5
 seed = 0
+stored_lr = 3e-5  # section 4 reads the stored 5-seed sweep at this arm: lr 3e-5 or 1e-4
+stored_minibatches = 4  # ... and M = 2, 4 or 8
 results_path = None
 
 # %% [markdown]
@@ -97,6 +99,24 @@ grpo_panel = ClipPanel(runs, "grpo")
 grpo_panel.widget
 
 # %% [markdown]
+# ## 4. The same question over 5 seeds and 30 rollouts (stored results, no training)
+# The sweep behind finding 1 of `docs/findings.md` (`data/specs/f1_clip_fractions.toml`: the small `sweep` MoE from
+# its cold start, grad-norm clip 1.0, 5 confirmation seeds per objective) is stored in `data/results/`; this reads it
+# in seconds. Set `stored_lr` (3e-5 or 1e-4) and `stored_minibatches` (2, 4 or 8) in the parameters cell to see
+# another arm. Thin lines are seeds, bold their mean.
+
+# %%
+from gspo_lab.experiments import stored_curves
+from gspo_lab.plots import plot_seed_curves
+
+stored = stored_curves("f1_clip_fractions", "clip/token_frac:mean", lr=stored_lr, minibatches=stored_minibatches)
+display(plot_seed_curves(stored, ylabel="clipped-token fraction\n(mean over the rollout's updates)", log=True,
+                         title=f"stored sweep: lr {stored_lr:g}, M = {stored_minibatches}"))
+per_seed = stored.groupby(["objective", "seed"])["value"].mean().unstack("objective")
+stored_ratio = per_seed["gspo"] / per_seed["grpo"]
+print("GSPO / GRPO clipped tokens per seed:", ", ".join(f"{r:.0f}×" for r in stored_ratio))
+
+# %% [markdown]
 # ## What to take away
 # * With the paper's ranges GSPO clips one to two orders of magnitude more tokens than GRPO — whole responses at a
 #   time — on the same prompts stream. (Whether it also learns faster is a question for held-out evaluation, not
@@ -118,5 +138,6 @@ claims = [
 ]
 numbers = {"gspo_clip_token_frac": gspo_tok, "grpo_clip_token_frac": grpo_tok, "ratio": ratio, "mean_reward": rewards,
            "gspo_clip_seq_frac": summary.loc["gspo", "clip/seq_frac"],
-           "grpo_clip_seq_frac": summary.loc["grpo", "clip/seq_frac"]}
+           "grpo_clip_seq_frac": summary.loc["grpo", "clip/seq_frac"],
+           "stored_sweep_ratio_per_seed": [float(r) for r in stored_ratio]}
 results = record_results(results_path, "03_clipping", claims, numbers, parameters=dict(checkpoint=checkpoint, rollouts=rollouts))

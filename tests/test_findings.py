@@ -48,3 +48,17 @@ def test_arm_rate_and_paired_tables():
     ratio = paired_ratio(table.assign(arm=1), ["arm"], "frac")
     assert ratio["ratio"].tolist() == pytest.approx([20.0, 15.0, 10.0])
     assert paired_ratio(table[table.objective == "grpo"].assign(arm=1), ["arm"], "frac").empty
+
+
+def test_stored_curves_reads_one_arm_and_names_bad_input():
+    from gspo_lab.experiments import stored_curves
+
+    t = stored_curves("f1_clip_fractions", "clip/token_frac:mean", lr=3e-5, minibatches=4)
+    assert set(t["objective"]) == {"grpo", "gspo"} and t["seed"].nunique() == 5 and t["rollout"].max() == 29
+    per_seed = t.groupby(["objective", "seed"])["value"].mean().unstack("objective")
+    assert ((per_seed["gspo"] / per_seed["grpo"]) > 30).all()  # finding 1's stored arm, as the page reports it
+    for kw, match in (({"lr": 5e-5}, "lr must be one of"), ({"lrr": 1}, "lrr is not a grid field")):
+        with pytest.raises(ValueError, match=match):
+            stored_curves("f1_clip_fractions", "clip/token_frac:mean", **kw)
+    with pytest.raises(ValueError, match="spec_name must name a spec"):
+        stored_curves("f9_nothing", "clip/token_frac:mean")

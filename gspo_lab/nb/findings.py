@@ -397,7 +397,7 @@ def _spike_table(spec: Spec) -> pd.DataFrame:
 
 
 def _f2_spikes(values: dict, figures: dict) -> None:
-    values.update(f2_spike_table="(no results yet)", f2_spike_summary="pending", f2_spike_figure="")
+    values.update(f2_spike_table="(no results yet)", f2_spike_summary="pending", f2_spike_figure="", f8_spikes="—")
     parts = []
     for model, name in (("MoE", "f2_collapse_moe"), ("dense", "f2_collapse_dense")):
         spec = _spec(name)
@@ -420,6 +420,12 @@ def _f2_spikes(values: dict, figures: dict) -> None:
                     f"{_fmt(float(coll['collapse_rollout'].median())) if len(coll) else '—'} |")  # fmt: skip
     values["f2_spike_table"] = "\n".join(rows)
     grpo, gspo = table[table.objective == "grpo"], table[table.objective == "gspo"]
+
+    values["f8_spikes"] = ", ".join(
+        f"{model} GRPO {_fmt(g[g.objective == 'grpo']['peak'].median())} vs GSPO "
+        f"{_fmt(g[g.objective == 'gspo']['peak'].median())}"
+        for model, g in table.groupby("model", sort=False)
+    )
 
     def spread(g, col):
         return f"median {_fmt(g[col].median())} ({_fmt(g[col].min())}–{_fmt(g[col].max())})"
