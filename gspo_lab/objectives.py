@@ -22,7 +22,8 @@ Deviations from the paper, declared:
     3. Math runs in float32 at least (float64 stays float64): bf16/fp16 log-probs are upcast first. In float32,
        |log-ratio| up to ~80 stays finite in value and gradient.
     4. No dual-clip, no truncation of the unclipped ratio (TRL's ``delta``), no log-ratio clamp (verl clamps the
-       GSPO log-ratio at 10): none of them is in the paper.
+       GSPO log-ratio at 10) in the paper's objectives: none of them is in the paper. Dual-clip exists as its own
+       objective, :func:`grpo_dual_clip`, to test where GRPO's large updates come from (findings, 2e).
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ __all__ = [
     "grpo_token_mean",
     "grpo_const_norm",
     "gspo_token_mean",
+    "grpo_dual_clip",
+    "DUAL_CLIP_C",
 ]
 
 
@@ -77,6 +80,8 @@ GSPO_CLIP = ClipRange(3e-4, 4e-4, "GSPO paper §5.1: 'the left and right clippin
 GRPO_CLIP = ClipRange(0.2, 0.27, "GSPO paper §5.1, the GRPO baseline's clipping ranges")
 DAPO_CLIP = ClipRange(0.2, 0.28, "DAPO (arXiv 2503.14476) §3.1, Clip-Higher: ε_low 0.2, ε_high 0.28")
 PPO_CLIP = ClipRange(0.2, 0.2, "PPO (arXiv 1707.06347) ε = 0.2; Dr. GRPO (arXiv 2503.20783) keeps PPO's clip")
+#: dual-clip bound c (Ye et al., arXiv 1912.09729, §3.2): verl's default ``clip_ratio_c = 3.0``
+DUAL_CLIP_C = 3.0
 
 
 class Objective(Protocol):
@@ -227,6 +232,32 @@ def gspo_token_mean(logp, old_logp, adv, mask, *, eps_low=GSPO_CLIP.low, eps_hig
     return loss, objective_stats(tok_log_ratio(logp, old_logp, mask), log_s_tokens, adv, mask, eps_low, eps_high)
 
 
+def grpo_dual_clip(
+    logp, old_logp, adv, mask, *, eps_low=GRPO_CLIP.low, eps_high=GRPO_CLIP.high, clip_c: float = DUAL_CLIP_C
+):
+    """GRPO (Eq. 2) with dual-clip (Ye et al., arXiv 1912.09729, §3.2): a token with Â < 0 contributes at least c·Â.
+
+    In Eq. 2, min(w Â, clip(w) Â) with Â < 0 picks w Â whenever w > 1 + ε_high: nothing bounds that token's weight,
+    so one stale token whose ratio grew to e^5 can dominate an update. Dual-clip takes max(·, c Â) for Â < 0, so a
+    token with w > c has value c Â and no gradient. verl: ``clip_ratio_c`` (default 3.0); TRL: ``delta`` (it clamps
+    w at δ before the min, the same function for δ = c > 1 + ε_high). Normalisation as :func:`grpo`. The clip
+    statistics count the ε band only, as TRL's and verl's do. adv: (B,) or (B, T). Returns (−J, stats).
+    """
+    logp, old_logp, adv, mask, eps_low, eps_high = _prepare(
+        logp, old_logp, adv, mask, eps_low, eps_high, per_token_adv=True
+    )
+    if isinstance(clip_c, bool) or not isinstance(clip_c, (int, float)) or not clip_c > 1 + eps_high:
+        raise ValueError(
+            f"clip_c must be a number > 1 + eps_high = {1 + eps_high:g} (verl's default 3.0), got {clip_c!r}"
+        )
+    adv = _per_token(adv, logp.shape)
+    log_w = tok_log_ratio(logp, old_logp, mask)
+    surrogate = _clipped_surrogate(log_w, adv, eps_low, eps_high)
+    surrogate = torch.where(adv < 0, torch.maximum(surrogate, clip_c * adv), surrogate)
+    loss = -seq_mean_token_mean(surrogate, mask)
+    return loss, objective_stats(log_w, log_w, adv, mask, eps_low, eps_high)
+
+
 @dataclass(frozen=True)
 class ObjectiveSpec:
     """A registry entry: the function, its clip defaults, and what it is, for tables and plots."""
@@ -280,6 +311,15 @@ OBJECTIVES: dict[str, ObjectiveSpec] = {
             budget_kw="norm_len",
         ),
         ObjectiveSpec("gspo_token_mean", gspo_token_mean, GSPO_CLIP, "sequence", "token_mean", "pitfall demo"),
+        ObjectiveSpec(
+            "grpo_dual_clip",
+            grpo_dual_clip,
+            GRPO_CLIP,
+            "token",
+            "seq_mean_token_mean",
+            "Eq. 2 + dual-clip (verl clip_ratio_c)",
+            per_token_adv=True,
+        ),
     )
 }
 

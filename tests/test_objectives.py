@@ -38,6 +38,7 @@ EXPECTED_LOSS = {
     "grpo_token_mean": -(1.2 + 0.5 - 1.1) / 3,  # over the 3 valid tokens
     "grpo_const_norm": -(1.2 + 0.5 - 1.1) / (3 * 2),  # norm_len defaults to T = 2
     "gspo_token_mean": -(2 * S0 - 1.1) / 3,  # response 0 weighs twice
+    "grpo_dual_clip": -((1.2 + 0.5) / 2 - 1.1 + 0.0) / 3,  # as grpo: the Â < 0 token's w = 1.1 < c = 3
 }
 
 
@@ -61,6 +62,30 @@ def test_grpo_hand_computed_gradient_and_stats():
     assert stats.clip_token_frac_outside == pytest.approx(2 / 3)  # w = 0.5 is outside but Â > 0: not active
     assert stats.clip_seq_frac == pytest.approx(1 / 3) and stats.clip_seq_frac_high == pytest.approx(1 / 3)
     assert stats.clip_seq_frac_low == 0.0 and stats.clip_seq_frac_outside == pytest.approx(1 / 3)
+
+
+def test_dual_clip_bounds_negative_advantage_tokens_hand_computed():
+    """One response, Â = −1, w = (5, 2), band [0.8, 1.2]: GRPO's tokens weigh −5 and −2 (Eq. 2 leaves w > 1 + ε
+    unbounded when Â < 0); dual-clip at c = 3 caps the first at −3 and takes its gradient away."""
+    old = torch.zeros(1, 2, dtype=torch.float64)
+    mask = torch.ones(1, 2, dtype=torch.bool)
+    adv = torch.tensor([-1.0], dtype=torch.float64)
+    grads = {}
+    for name, expected in (("grpo", -(-5.0 - 2.0) / 2), ("grpo_dual_clip", -(-3.0 - 2.0) / 2)):
+        logp = torch.log(torch.tensor([[5.0, 2.0]], dtype=torch.float64)).requires_grad_()
+        loss, _ = get_objective(name)(logp, old, adv, mask, **EPS)
+        assert loss.item() == pytest.approx(expected, abs=1e-12), name
+        (grads[name],) = torch.autograd.grad(loss, logp)
+    # d(−J)/d log w = −w Â / |y| where the token's term is w Â; 0 where it is the constant c Â
+    torch.testing.assert_close(grads["grpo"], torch.tensor([[2.5, 1.0]], dtype=torch.float64))
+    torch.testing.assert_close(grads["grpo_dual_clip"], torch.tensor([[0.0, 1.0]], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("clip_c", [1.2, 0.5, True, "3"])
+def test_dual_clip_rejects_a_bound_inside_the_band(clip_c):
+    logp, old, adv, mask = example()
+    with pytest.raises(ValueError, match="clip_c must be a number > 1 \\+ eps_high = 1.2"):
+        get_objective("grpo_dual_clip")(logp, old, adv, mask, clip_c=clip_c, **EPS)
 
 
 def test_ratio_and_kl_stats_hand_computed():

@@ -16,7 +16,8 @@ objective, and we compare:
 Pairs (TRL ``importance_sampling_level`` + ``loss_type`` -> ours):
     token + grpo -> grpo;  sequence + grpo -> gspo, and gspo_token (verl's construction);
     token + bnpo -> grpo_token_mean;  sequence + bnpo -> gspo_token_mean;
-    token + dr_grpo -> grpo_const_norm(norm_len=max_completion_length).
+    token + dr_grpo -> grpo_const_norm(norm_len=max_completion_length);
+    token + grpo with ``delta = δ`` -> grpo_dual_clip(clip_c=δ) (verl's dual-clip ``clip_ratio_c``: the same function).
 
 TRL state set by hand, because ``_compute_loss`` reads it and only the training loop sets it:
 ``current_gradient_accumulation_steps = 1`` (``Trainer``'s loop sets it; TRL divides the loss by it), and
@@ -49,6 +50,7 @@ from gspo_lab.objectives import (
     ClipRange,
     grpo,
     grpo_const_norm,
+    grpo_dual_clip,
     grpo_token_mean,
     gspo,
     gspo_token,
@@ -70,6 +72,7 @@ class Case:
     loss_type: str  # TRL loss_type
     ours: Callable  # our objective, signature of gspo_lab.objectives.grpo
     clip: ClipRange
+    delta: float | None = None  # TRL's two-sided clip bound (``GRPOConfig.delta``), our dual-clip c
 
     @property
     def clip_unit(self) -> str:
@@ -89,6 +92,15 @@ CASES = (
         "dr_grpo",
         functools.partial(grpo_const_norm, norm_len=MAX_COMPLETION_LENGTH),
         PPO_CLIP,
+    ),
+    # c = 1.3 (just above 1 + ε_high) rather than verl's 3: these inputs' ratios (|log w| ~ 0.3) never reach 3
+    Case(
+        "token-grpo-delta~grpo_dual_clip",
+        "token",
+        "grpo",
+        functools.partial(grpo_dual_clip, clip_c=1.3),
+        GRPO_CLIP,
+        delta=1.3,
     ),
 )
 
@@ -171,6 +183,7 @@ def configure_trl(trainer, monkeypatch):
             "current_gradient_accumulation_steps": 1,
         }.items():
             monkeypatch.setattr(trainer, name, value, raising=False)
+        monkeypatch.setattr(trainer.args, "delta", case.delta)
         monkeypatch.setattr(trainer, "_get_per_token_logps_and_entropies", _fake_logps(logp))
         trainer._metrics["train"].clear()
 
@@ -282,6 +295,10 @@ def test_matches_trl_compute_loss(trainer, configure_trl, case, seed):
     assert 0.0 < our_clip["region"] < 1.0
     assert _zero_at_padding(trl_grad, data["completion_mask"])
     assert _zero_at_padding(our_grad, data["completion_mask"])
+    if case.delta is not None:  # the bound must act on some token (Â < 0, w > δ) for the case to test it
+        w = (data["logp"] - data["old_per_token_logps"]).exp()
+        acts = (w > case.delta) & (data["advantages"] < 0).unsqueeze(-1) & data["completion_mask"].bool()
+        assert acts.any(), "no token reaches the dual-clip bound: the case does not exercise it"
 
 
 # --- temperature: our log-probs and entropies are TRL's at the sampling temperature --------------------------------
