@@ -186,20 +186,19 @@ def _sweep(args: argparse.Namespace, command: str) -> None:
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"workers must be >= 1, got {args.workers}")
     named = [load_spec(p) for p in args.specs]
-    specs = [(spec, False) for spec in named] + [(spec, True) for spec in (core_specs() if args.core else [])]
-    if not specs:
+    if not named and not args.core:
         raise ValueError("specs: name at least one spec file, or pass --core")
     seeds = args.seeds or ("confirm" if args.core else "all")
     if args.core and not args.merge:  # the core set runs (and is timed) as one
         record = run_core(workers=args.workers, seeds=seeds, command=command)
         print(f"core set: {record['cells_run']} cells run, {record['cells_skipped']} already stored, "
               f"{record['wall_s'] / 60:.1f} min with {record['workers']} workers")  # fmt: skip
-        specs = specs[: len(named)]
-    for spec, core in specs:  # a spec named on the command line runs whole; --core runs each core spec's core set
+    todo = named + (core_specs() if args.core and args.merge else [])
+    for spec in todo:  # a spec named on the command line runs whole (the core set ran above)
         if args.merge:
             table = merge(spec)
         else:
-            table = run_sweep(spec, seeds=seeds, workers=args.workers, command=command, core=core)
+            table = run_sweep(spec, seeds=seeds, workers=args.workers, command=command)
         print(f"{spec.name}: {len(table)} finished cells -> data/results/{spec.name}.csv")
 
 

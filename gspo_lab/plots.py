@@ -33,8 +33,9 @@ COLORS = {
     "grpo_token_mean": "#ff7f0e",
     "grpo_const_norm": "#9467bd",
     "gspo_token_mean": "#8c564b",
+    "grpo_dual_clip": "#e377c2",
 }
-LABELS = {"grpo": "GRPO", "gspo": "GSPO", "gspo_token": "GSPO-token"}
+LABELS = {"grpo": "GRPO", "gspo": "GSPO", "gspo_token": "GSPO-token", "grpo_dual_clip": "GRPO + dual-clip"}
 
 
 def _load_backend() -> None:

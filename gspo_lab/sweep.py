@@ -123,8 +123,11 @@ class Spec:
             return "extended set"
         if not self.core_grid:
             return "core set"
-        where = "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in self.core_grid.items())
-        return f"core set at {where}; the other points extended"
+        return f"core set at {self.core_where()}; the other points extended"
+
+    def core_where(self) -> str:
+        """The grid points of the core subset, e.g. ``lr 3e-05``; empty when the whole spec (or none of it) is core."""
+        return "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in self.core_grid.items())
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@ the collapse rule as declared."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -249,6 +251,15 @@ def test_cli_core_runs_the_confirmation_cells_and_times_them(monkeypatch, tmp_pa
     seen.clear()
     cli.main(["sweep", "--core", "--seeds", "all"])
     assert {s for _, s, _ in seen} == {"all"}
+    # a spec named next to --core runs whole (core=False) after the core set; --merge --core merges the core specs
+    seen.clear()
+    named = str(Path(sweep.__file__).parents[1] / "data" / "specs" / "f2_search_clip.toml")
+    assert cli.main(["sweep", "--core", named]) == 0
+    assert seen[-1] == ("f2_search_clip", "confirm", False) and len(seen) == len(sweep.core_specs()) + 1
+    merged = []
+    monkeypatch.setattr(sweep, "merge", lambda spec: merged.append(spec.name) or pd.DataFrame())
+    assert cli.main(["sweep", "--merge", "--core", named]) == 0
+    assert merged == ["f2_search_clip", *(s.name for s in sweep.core_specs())]
 
 
 def test_core_subset_of_the_grid(tmp_path):
@@ -256,6 +267,7 @@ def test_core_subset_of_the_grid(tmp_path):
     path.write_text(SPEC.replace("core = false\n", "") + 'grad_clip = ["off", 1.0]\n\n[core]\ngrad_clip = ["off"]\n')
     spec = load_spec(path)
     assert spec.core and spec.core_label() == "core set at grad_clip off; the other points extended"
+    assert spec.core_where() == "grad_clip off"
     assert [c.cfg.grad_clip for c in cells(spec, "confirm", core=True)] == [None, None]
     assert len(cells(spec, "confirm")) == 4
     text = SPEC.replace("core = false\n", "") + 'grad_clip = ["off", 1.0]\n\n[core]\n'

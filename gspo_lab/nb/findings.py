@@ -147,7 +147,9 @@ def _clip_label(value) -> str:
 
 
 def _arm_name(row) -> str:
-    name = {"grpo": "GRPO", "gspo": "GSPO"}.get(row["objective"], row["objective"])
+    name = {"grpo": "GRPO", "gspo": "GSPO", "grpo_dual_clip": "GRPO + dual-clip"}.get(
+        row["objective"], row["objective"]
+    )
     return name + (" + Routing Replay" if row.get("routing_replay") else "")
 
 
@@ -273,14 +275,18 @@ SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_
 SEARCH_REGIME = ("grad_clip", "checkpoint", "lr", "minibatches", "length")
 
 
+def _with_base(spec: Spec, table: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    """``table`` with each of ``columns`` present: from the grid where the spec varies it, else from its ``[base]``."""
+    return table.assign(**{c: spec.base[c] for c in columns if c not in table or table[c].isna().all()})
+
+
 def _f2_search(values: dict, figures: dict) -> None:
     specs = [_spec(name) for name in SEARCH_SPECS]
     tables = []
     for spec in specs:
         t = finished(spec, "search")
-        if not t.empty:  # a regime's coordinates come from the grid or, where the spec fixes them, from its base
-            fixed = {c: spec.base[c] for c in SEARCH_REGIME if c not in t or t[c].isna().all()}
-            t = t.assign(spec=spec.name, **fixed).astype({"minibatches": int, "length": int})
+        if not t.empty:
+            t = _with_base(spec, t, SEARCH_REGIME).assign(spec=spec.name).astype({"minibatches": int, "length": int})
             tables.append(t.assign(grad_clip=t["grad_clip"].map(_clip_label)))
     values["f2_search_progress"] = "; ".join(_progress(spec, "search") for spec in specs)
     values["f2_search_table"], values["f2_search_summary"] = "(no results yet)", "no regime searched yet"
@@ -320,8 +326,7 @@ def _f2_map(values: dict, figures: dict) -> None:
         t = finished(spec, "all")
         if t.empty:
             continue
-        fixed = {c: spec.base[c] for c in SEARCH_REGIME + ("grad_clip",) if c not in t or t[c].isna().all()}
-        parts.append(t.assign(**fixed))
+        parts.append(_with_base(spec, t, SEARCH_REGIME))
     values["f2_map_figure"], values["f2_map_summary"] = "", "(no results yet)"
     if not parts:
         return
@@ -381,7 +386,10 @@ def _spike_table(spec: Spec) -> pd.DataFrame:
     of the per-rollout mean: before any run collapsed, when a dead policy's zero gradients would drag it to 0), the
     run's largest (max of the per-rollout max) and the rollout it came in; with the cell's grid point and summary."""
     rows = []
-    summary = finished(spec, "confirm").set_index("key")
+    summary = finished(spec, "confirm")
+    if summary.empty:
+        return pd.DataFrame()
+    summary = summary.set_index("key")
     for cell in cells(spec, "confirm"):
         path = result_path(cell)
         if not path.exists():
@@ -392,7 +400,8 @@ def _spike_table(spec: Spec) -> pd.DataFrame:
         s = summary.loc[cell.key]
         rows.append({**cell.point, "seed": cell.seed, "typical": typical, "peak": peak.max(),
                      "peak_rollout": int(pr["rollout"][int(peak.idxmax())]), "collapsed": bool(s["collapsed"]),
-                     "collapse_rollout": s["collapse_rollout"]})  # fmt: skip
+                     "collapse_rollout": s["collapse_rollout"], "eval_start": s["eval_start"],
+                     "eval_final": s["eval_final"]})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -463,6 +472,107 @@ def _plot_spikes(data: pd.DataFrame):
     ax.legend(frameon=False, fontsize=8)
     fig.tight_layout()
     return fig
+
+
+# --- finding 2e: the best clipped candidate on fresh seeds, and two interventions on GRPO's spikes ----------------
+
+#: declared in data/specs/f2_mechanism.toml before the runs: an intervention "prevents" the collapse at <= 1 of 5
+#: seeds and "does not" at >= 4 of 5; dual-clip brings the largest update "towards GSPO's" below this norm
+F2E_PEAK_GSPO_RANGE = 100.0
+
+
+def _f2_confirm(values: dict, figures: dict) -> None:
+    spec = _spec("f2_confirm_clip")
+    table = finished(spec, "confirm")
+    values["f2_confirm_progress"] = _progress(spec)
+    values["f2_confirm_table"], values["f2_confirm_verdict"] = "(no results yet)", "pending"
+    if table.empty:
+        return
+    values["f2_confirm_table"] = "\n".join(_collapse_rows(table.assign(grad_clip=spec.base["grad_clip"])))
+    k = {o: int(g["collapsed"].astype(bool).sum()) for o, g in table.groupby("objective")}
+    n = {o: len(g) for o, g in table.groupby("objective")}
+    if "grpo" not in k or "gspo" not in k:
+        return
+    met = k["grpo"] >= 4 and k["gspo"] == 0
+    done = "" if min(n.values()) >= len(spec.confirm_seeds) else " (provisional: not all seeds finished)"
+    values["f2_confirm_verdict"] = (
+        f"{'the target is met' if met else 'the target is not met'}: GRPO collapsed in {k['grpo']}/{n['grpo']}, "
+        f"GSPO in {k['gspo']}/{n['gspo']}{done}"
+    )
+
+
+def _mechanism_table() -> pd.DataFrame:
+    """Per run: finding 2's no-clip GRPO and GSPO arms, GRPO at grad clip 1.0 (stored, f2_collapse_*) and the two
+    interventions of f2_mechanism, on both models, seeds 10-14, with typical and largest gradient norms."""
+    parts = []
+    for model, name, ckpt in (("MoE", "f2_collapse_moe", "moe-sort"), ("dense", "f2_collapse_dense", "dense-sort")):
+        t = _spike_table(_spec(name))
+        if t.empty:
+            continue
+        if "routing_replay" in t:
+            t = t[~t["routing_replay"].astype(bool)]
+        t = t[(t.objective == "grpo") | (t["grad_clip"].map(_clip_label) == "off")]
+        parts.append(t.assign(model=model, checkpoint=ckpt, source=name))
+    t = _spike_table(_spec("f2_mechanism"))
+    if not t.empty:
+        parts.append(t.assign(model=t["checkpoint"].map({"moe-sort": "MoE", "dense-sort": "dense"}),
+                              source="f2_mechanism"))  # fmt: skip
+    if not parts:
+        return pd.DataFrame()
+    t = pd.concat(parts, ignore_index=True)
+    t = t.assign(arm=t.apply(_arm_name, axis=1), clip=t["grad_clip"].map(_clip_label))
+    order = {("grpo", "off"): 0, ("grpo", "10"): 1, ("grpo", "1"): 2, ("grpo_dual_clip", "off"): 3, ("gspo", "off"): 4}
+    t = t.assign(order=[order.get((o, c), 9) for o, c in zip(t["objective"], t["clip"], strict=True)])
+    return t.sort_values(["model", "order", "seed"], ascending=[False, True, True]).reset_index(drop=True)
+
+
+def _f2_mechanism(values: dict, figures: dict) -> None:
+    spec = _spec("f2_mechanism")
+    values["f2_mech_progress"] = _progress(spec)
+    values.update(f2_mech_table="(no results yet)", f2_mech_verdict="pending", f2_mech_figure="")
+    table = _mechanism_table()
+    if table.empty or "f2_mechanism" not in set(table["source"]):
+        return
+    rows = ["| model | arm | grad-norm clip | spec | seeds | collapsed | held-out acc. final (mean [95 % interval]) "
+            "| typical update's norm | largest update's norm: median [min–max] |", "|" + " --- |" * 9]  # fmt: skip
+    for (model, _, arm, clip), g in table.groupby(["model", "order", "arm", "clip"], sort=False):
+        final = arm_table(g.assign(a=0), ["a"], "eval_final").iloc[0]
+        rows.append(f"| {model} | {arm} | {clip} | `{g['source'].iloc[0]}` | {len(g)} | "
+                    f"{int(g['collapsed'].sum())}/{len(g)} | {_mean_ci(final)} | {_fmt(g['typical'].median())} | "
+                    f"{_fmt(g['peak'].median())} [{_fmt(g['peak'].min())}–{_fmt(g['peak'].max())}] |")  # fmt: skip
+    values["f2_mech_table"] = "\n".join(rows)
+    verdicts = []
+    for model, g in table.groupby("model", sort=False):
+        dual = g[g.objective == "grpo_dual_clip"]
+        clip10 = g[(g.objective == "grpo") & (g.clip == "10")]
+        done = len(spec.confirm_seeds)
+        if len(dual):
+            k, peak = int(dual["collapsed"].sum()), dual["peak"].median()
+            if k <= 1 and peak < F2E_PEAK_GSPO_RANGE:
+                label = "supports the account (the tokens Eq. 2 leaves unbounded drive the collapse)"
+            elif k >= 4:
+                label = "refutes the account (those tokens are not the cause)"
+            else:
+                label = "inconclusive by the declared rule"
+            verdicts.append(f"{model}, dual-clip: {k}/{len(dual)} collapsed, largest norm median {_fmt(peak)} — "
+                            f"{label}{'' if len(dual) >= done else ' (provisional)'}")  # fmt: skip
+        if len(clip10):
+            k = int(clip10["collapsed"].sum())
+            if k <= 1:
+                label = "capping the spikes alone prevents the collapse"
+            elif k >= 4:
+                label = "clip 1.0 worked by shrinking every step, not by capping spikes"
+            else:
+                label = "inconclusive by the declared rule"
+            verdicts.append(f"{model}, grad clip 10: {k}/{len(clip10)} collapsed — {label}"
+                            f"{'' if len(clip10) >= done else ' (provisional)'}")  # fmt: skip
+    values["f2_mech_verdict"] = "; ".join(verdicts) or "pending"
+    data = table[["model", "clip", "arm", "objective", "seed", "peak", "collapsed"]]
+    figures["f2_mechanism"] = (data, _plot_spikes)
+    values["f2_mech_figure"] = (
+        "![largest gradient norm of each run: GRPO, GRPO with grad clip 10 and 1, GRPO + dual-clip, GSPO]"
+        "(figures/f2_mechanism.png)"
+    )
 
 
 # --- finding 3: expert volatility -------------------------------------------------------------------------------------
@@ -709,6 +819,54 @@ def _diff_cell(diff: pd.Series) -> str:
     return f"{_fmt(diff.mean())} [{_fmt(lo)}, {_fmt(hi)}] (n = {len(diff)})"
 
 
+def _f5_arms(table: pd.DataFrame) -> pd.DataFrame:
+    """Finding 5's training table with an ``arm_id`` column: "objective / π_old source / clip range"."""
+    eps = table["eps_low"].map(lambda v: "paper ε" if _clip_label(v) == "off" else f"ε = {float(v):g}")
+    return table.assign(arm_id=table["objective"] + " / " + table["old_logp"] + " / " + eps)
+
+
+def _excludes_zero(diff: pd.Series) -> int:
+    """+1 / −1 when the 95 % bootstrap interval of the mean lies above / below 0, else 0."""
+    from gspo_lab.experiments import bootstrap_ci
+
+    if len(diff) < 2:
+        return 0
+    lo, hi = bootstrap_ci(diff.tolist())
+    return 1 if lo > 0 else (-1 if hi < 0 else 0)
+
+
+def _f5_confirm(values: dict, figures: dict) -> None:
+    spec, first_spec = _spec("f5_precision_confirm"), _spec("f5_precision_train")
+    table = finished(spec, "confirm")
+    values["f5_confirm_progress"] = _progress(spec)
+    values.update(f5_confirm_table="(no results yet)", f5_confirm_verdict="pending")
+    first = finished(first_spec, "confirm")
+    if table.empty or first.empty:
+        return
+    table, first = _f5_arms(table), _f5_arms(first)
+    seeds = [f"seeds {min(t.confirm_seeds)}-{max(t.confirm_seeds)}" for t in (first_spec, spec)]
+    rows = [f"| objective | π_old log-probs | clip range | minus recomputed, {seeds[0]} | the same, {seeds[1]} (fresh) "
+            "| all 10 seeds | confirmed? |", "|" + " --- |" * 7]  # fmt: skip
+    verdicts = []
+    done = len(table) >= len(cells(spec, "confirm"))
+    for arm_id in sorted(set(table["arm_id"])):
+        objective, source, clip = arm_id.split(" / ")
+        base = f"{objective} / recompute / paper ε"
+        if arm_id == base:
+            continue
+        d1, d2 = _paired_diff(first, arm_id, base, "eval_final"), _paired_diff(table, arm_id, base, "eval_final")
+        s1, s2 = _excludes_zero(d1), _excludes_zero(d2)
+        if s1 == 0:
+            label = "nothing to confirm" + (" (fresh seeds: interval excludes 0)" if s2 else "")
+        else:
+            label = "confirmed" if s2 == s1 else "not confirmed"
+            verdicts.append(f"{objective.upper()} on {source} at {clip}: {label} ({_diff_cell(d2)} on fresh seeds)")
+        rows.append(f"| {objective.upper()} | {source} | {clip} | {_diff_cell(d1)} | {_diff_cell(d2)} "
+                    f"| {_diff_cell(pd.concat([d1, d2]))} | {label} |")  # fmt: skip
+    values["f5_confirm_table"] = "\n".join(rows)
+    values["f5_confirm_verdict"] = "; ".join(verdicts) + ("" if done else " (provisional: not all cells finished)")
+
+
 def _f5_train(values: dict, figures: dict) -> None:
     spec = _spec("f5_precision_train")
     table = finished(spec, "confirm")
@@ -716,8 +874,7 @@ def _f5_train(values: dict, figures: dict) -> None:
     values.update(f5_train_table="(no results yet)", f5_train_verdict="pending", f5_train_repro="—")
     if table.empty:
         return
-    eps = table["eps_low"].map(lambda v: "paper ε" if _clip_label(v) == "off" else f"ε = {float(v):g}")
-    table = table.assign(arm_id=table["objective"] + " / " + table["old_logp"] + " / " + eps)
+    table = _f5_arms(table)
     rows = ["| objective | π_old log-probs | clip range | seeds | clipped tokens "
             "| held-out acc. final (mean [95 % interval]) "
             "| minus the same objective on recomputed log-probs, per seed |", "|" + " --- |" * 7]  # fmt: skip
@@ -866,9 +1023,7 @@ def _bookkeeping(values: dict, figures: dict) -> None:
                 f"of a summary number {_fmt(c['max_abs_diff'])}."
             )
     values["core_specs"] = ", ".join(
-        f"`{s.name}`"
-        + (f" (at {s.core_label().split(' at ', 1)[1].rsplit('; the other', 1)[0]})" if s.core_grid else "")
-        for s in core_specs()
+        f"`{s.name}`" + (f" (at {s.core_where()})" if s.core_grid else "") for s in core_specs()
     )
 
 
@@ -882,10 +1037,13 @@ SECTIONS: list[Callable[[dict, dict], None]] = [
     _f2_search,
     _f2_map,
     _f2_spikes,
+    _f2_confirm,
+    _f2_mechanism,
     _f3,
     _f4,
     _f5,
     _f5_train,
+    _f5_confirm,
     _f6,
     _f7,
     _f8,
