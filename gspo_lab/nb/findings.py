@@ -559,9 +559,9 @@ def _f2_mechanism(values: dict, figures: dict) -> None:
         if len(clip10):
             k = int(clip10["collapsed"].sum())
             if k <= 1:
-                label = "capping the spikes alone prevents the collapse"
+                label = "capping the spikes at ~3× the typical norm prevents the collapse"
             elif k >= 4:
-                label = "clip 1.0 worked by shrinking every step, not by capping spikes"
+                label = "capping the spikes at ~3× the typical norm is not enough"
             else:
                 label = "inconclusive by the declared rule"
             verdicts.append(f"{model}, grad clip 10: {k}/{len(clip10)} collapsed — {label}"
