@@ -268,7 +268,7 @@ def _f2_dense(values: dict, figures: dict) -> None:
         )
 
 
-SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_noclip")
+SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_noclip", "f2_search_add")
 
 
 #: the coordinates of a searched regime (finding 2c), from a spec's grid or its base
