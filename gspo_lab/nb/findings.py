@@ -495,9 +495,12 @@ def _f2_confirm(values: dict, figures: dict) -> None:
         return
     met = k["grpo"] >= 4 and k["gspo"] == 0
     done = "" if min(n.values()) >= len(spec.confirm_seeds) else " (provisional: not all seeds finished)"
+    paired = table.assign(arm_id=table["objective"])
+    final, best = (_diff_cell(_paired_diff(paired, "gspo", "grpo", m)) for m in ("eval_final", "eval_best"))
     values["f2_confirm_verdict"] = (
         f"{'the target is met' if met else 'the target is not met'}: GRPO collapsed in {k['grpo']}/{n['grpo']}, "
-        f"GSPO in {k['gspo']}/{n['gspo']}{done}"
+        f"GSPO in {k['gspo']}/{n['gspo']}{done}; GSPO − GRPO per seed, held-out accuracy at the end {final}, "
+        f"at its best evaluation {best}"
     )
 
 
