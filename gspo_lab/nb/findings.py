@@ -523,10 +523,12 @@ def _mechanism_table() -> pd.DataFrame:
     if not parts:
         return pd.DataFrame()
     t = pd.concat(parts, ignore_index=True)
+    t = t.assign(routing_replay=t.get("routing_replay", pd.Series(False, index=t.index)).fillna(False).astype(bool))
     t = t.assign(arm=t.apply(_arm_name, axis=1), clip=t["grad_clip"].map(_clip_label))
     order = {("grpo", "off"): 0, ("grpo", "10"): 1, ("grpo", "1"): 2, ("grpo_dual_clip", "off"): 3, ("gspo", "off"): 4}
-    t = t.assign(order=[order.get((o, c), 9) for o, c in zip(t["objective"], t["clip"], strict=True)])
-    return t.sort_values(["model", "order", "seed"], ascending=[False, True, True]).reset_index(drop=True)
+    t = t.assign(order=[order.get((o, c), 9) for o, c in zip(t["objective"], t["clip"], strict=True)],
+                 model_order=t["model"].map({"MoE": 0, "dense": 1}))  # fmt: skip
+    return t.sort_values(["model_order", "order", "seed"]).reset_index(drop=True)
 
 
 def _f2_mechanism(values: dict, figures: dict) -> None:
