@@ -377,6 +377,9 @@ def _plot_map(data: pd.DataFrame):
     return fig
 
 
+#: post hoc (2e): the share of rollouts 0..F2E_EARLY_ROLLOUTS-1 holding an update whose norm exceeds F2E_NORM (the
+#: grad-clip arm's cap), read from the stored per-rollout maxima
+F2E_EARLY_ROLLOUTS, F2E_NORM = 20, 10.0
 #: the typical update is read over the first rollouts, before the earliest collapse (rollout 20) in finding 2's runs
 SPIKE_EARLY_ROLLOUTS = 10
 
@@ -398,7 +401,9 @@ def _spike_table(spec: Spec) -> pd.DataFrame:
         typical = pd.Series(pr["grad/norm:mean"][:SPIKE_EARLY_ROLLOUTS], dtype=float).median()
         peak = pd.Series(pr["grad/norm:max"], dtype=float)
         s = summary.loc[cell.key]
+        early = peak.iloc[:F2E_EARLY_ROLLOUTS]  # before the earliest collapse of finding 2's runs (rollout 20)
         rows.append({**cell.point, "seed": cell.seed, "typical": typical, "peak": peak.max(),
+                     "early_above": float((early > F2E_NORM).mean()),
                      "peak_rollout": int(pr["rollout"][int(peak.idxmax())]), "collapsed": bool(s["collapsed"]),
                      "collapse_rollout": s["collapse_rollout"], "eval_start": s["eval_start"],
                      "eval_final": s["eval_final"]})  # fmt: skip
@@ -539,17 +544,19 @@ def _f2_mechanism(values: dict, figures: dict) -> None:
     if table.empty or "f2_mechanism" not in set(table["source"]):
         return
     rows = ["| model | arm | grad-norm clip | spec | seeds | collapsed | held-out acc. final (mean [95 % interval]) "
-            "| typical update's norm | largest update's norm: median [min–max] |", "|" + " --- |" * 9]  # fmt: skip
+            "| typical update's norm | largest update's norm: median [min–max] "
+            "| rollouts 0-19 with an update above norm 10 (post hoc) |", "|" + " --- |" * 10]  # fmt: skip
     for (model, _, arm, clip), g in table.groupby(["model", "order", "arm", "clip"], sort=False):
         final = arm_table(g.assign(a=0), ["a"], "eval_final").iloc[0]
         rows.append(f"| {model} | {arm} | {clip} | `{g['source'].iloc[0]}` | {len(g)} | "
                     f"{int(g['collapsed'].sum())}/{len(g)} | {_mean_ci(final)} | {_fmt(g['typical'].median())} | "
-                    f"{_fmt(g['peak'].median())} [{_fmt(g['peak'].min())}–{_fmt(g['peak'].max())}] |")  # fmt: skip
+                    f"{_fmt(g['peak'].median())} [{_fmt(g['peak'].min())}–{_fmt(g['peak'].max())}] | "
+                    f"{_fmt(g['early_above'].mean())} |")  # fmt: skip
     values["f2_mech_table"] = "\n".join(rows)
     verdicts = []
     for model, g in table.groupby("model", sort=False):
         dual = g[g.objective == "grpo_dual_clip"]
-        clip10 = g[(g.objective == "grpo") & (g.clip == "10")]
+        clip10 = g[(g.objective == "grpo") & (g["clip"] == "10")]
         done = len(spec.confirm_seeds)
         if len(dual):
             k, peak = int(dual["collapsed"].sum()), dual["peak"].median()
