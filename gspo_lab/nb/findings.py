@@ -521,16 +521,19 @@ def _mechanism_table() -> pd.DataFrame:
             t = t[~t["routing_replay"].astype(bool)]
         t = t[(t.objective == "grpo") | (t["grad_clip"].map(_clip_label) == "off")]
         parts.append(t.assign(model=model, checkpoint=ckpt, source=name))
-    t = _spike_table(_spec("f2_mechanism"))
-    if not t.empty:
-        parts.append(t.assign(model=t["checkpoint"].map({"moe-sort": "MoE", "dense-sort": "dense"}),
-                              source="f2_mechanism"))  # fmt: skip
+    for name in ("f2_mechanism", "f2_clip_dose"):
+        spec = _spec(name)
+        t = _spike_table(spec)
+        if not t.empty:
+            t = _with_base(spec, t, ("objective", "grad_clip"))
+            parts.append(t.assign(model=t["checkpoint"].map({"moe-sort": "MoE", "dense-sort": "dense"}), source=name))
     if not parts:
         return pd.DataFrame()
     t = pd.concat(parts, ignore_index=True)
     t = t.assign(routing_replay=t.get("routing_replay", pd.Series(False, index=t.index)).fillna(False).astype(bool))
     t = t.assign(arm=t.apply(_arm_name, axis=1), clip=t["grad_clip"].map(_clip_label))
-    order = {("grpo", "off"): 0, ("grpo", "10"): 1, ("grpo", "1"): 2, ("grpo_dual_clip", "off"): 3, ("gspo", "off"): 4}
+    order = {("grpo", "off"): 0, ("grpo", "30"): 1, ("grpo", "10"): 2, ("grpo", "1"): 3, ("grpo_dual_clip", "off"): 4,
+             ("gspo", "off"): 5}  # fmt: skip
     t = t.assign(order=[order.get((o, c), 9) for o, c in zip(t["objective"], t["clip"], strict=True)],
                  model_order=t["model"].map({"MoE": 0, "dense": 1}))  # fmt: skip
     return t.sort_values(["model_order", "order", "seed"]).reset_index(drop=True)
@@ -539,7 +542,8 @@ def _mechanism_table() -> pd.DataFrame:
 def _f2_mechanism(values: dict, figures: dict) -> None:
     spec = _spec("f2_mechanism")
     values["f2_mech_progress"] = _progress(spec)
-    values.update(f2_mech_table="(no results yet)", f2_mech_verdict="pending", f2_mech_figure="")
+    values.update(f2_mech_table="(no results yet)", f2_mech_verdict="pending", f2_mech_figure="",
+                  f2_dose_progress=_progress(_spec("f2_clip_dose")))  # fmt: skip
     table = _mechanism_table()
     if table.empty or "f2_mechanism" not in set(table["source"]):
         return
@@ -578,7 +582,20 @@ def _f2_mechanism(values: dict, figures: dict) -> None:
                 label = "inconclusive by the declared rule"
             verdicts.append(f"{model}, grad clip 10: {k}/{len(clip10)} collapsed — {label}"
                             f"{'' if len(clip10) >= done else ' (provisional)'}")  # fmt: skip
+        clip30 = g[(g.objective == "grpo") & (g["clip"] == "30")]
+        if len(clip30):  # f2_clip_dose's rule, declared before its run
+            k = int(clip30["collapsed"].sum())
+            label = (
+                "a cap at 30 still prevents the collapse"
+                if k <= 1
+                else "the protective cap lies between 10 and 30"
+                if k >= 4
+                else "inconclusive by the declared rule"
+            )
+            verdicts.append(f"{model}, grad clip 30: {k}/{len(clip30)} collapsed — {label}"
+                            f"{'' if len(clip30) >= done else ' (provisional)'}")  # fmt: skip
     values["f2_mech_verdict"] = "; ".join(verdicts) or "pending"
+    values["f2_dose_progress"] = _progress(_spec("f2_clip_dose"))
     data = table[["model", "clip", "arm", "objective", "seed", "peak", "collapsed"]]
     figures["f2_mechanism"] = (data, _plot_spikes)
     values["f2_mech_figure"] = (
