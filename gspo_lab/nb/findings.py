@@ -471,7 +471,7 @@ def _plot_spikes(data: pd.DataFrame):
         [f"{m}\n{a.replace(' + Routing Replay', ' + R2')}\nclip {c}" for (m, c, a), _ in groups],
         fontsize=6.5,
     )
-    ax.set(yscale="log", ylabel="largest gradient norm of the run")
+    ax.set(yscale="log", ylabel="largest gradient norm of the run\n(before clipping)")
     ax.scatter([], [], color="grey", s=28, label="collapsed")
     ax.scatter([], [], facecolors="none", edgecolors="grey", s=28, label="did not collapse")
     ax.legend(frameon=False, fontsize=8)
@@ -599,7 +599,7 @@ def _f2_mechanism(values: dict, figures: dict) -> None:
     data = table[["model", "clip", "arm", "objective", "seed", "peak", "collapsed"]]
     figures["f2_mechanism"] = (data, _plot_spikes)
     values["f2_mech_figure"] = (
-        "![largest gradient norm of each run: GRPO, GRPO with grad clip 10 and 1, GRPO + dual-clip, GSPO]"
+        "![largest gradient norm of each run: GRPO without grad clip and at 30, 10, 1; GRPO + dual-clip; GSPO]"
         "(figures/f2_mechanism.png)"
     )
 
