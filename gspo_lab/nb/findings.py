@@ -543,7 +543,7 @@ def _f2_mechanism(values: dict, figures: dict) -> None:
     spec = _spec("f2_mechanism")
     values["f2_mech_progress"] = _progress(spec)
     values.update(f2_mech_table="(no results yet)", f2_mech_verdict="pending", f2_mech_figure="",
-                  f2_dose_progress=_progress(_spec("f2_clip_dose")))  # fmt: skip
+                  f2_dose_progress=_progress(_spec("f2_clip_dose")), f2_dose_summary="—")  # fmt: skip
     table = _mechanism_table()
     if table.empty or "f2_mechanism" not in set(table["source"]):
         return
@@ -595,6 +595,14 @@ def _f2_mechanism(values: dict, figures: dict) -> None:
             verdicts.append(f"{model}, grad clip 30: {k}/{len(clip30)} collapsed — {label}"
                             f"{'' if len(clip30) >= done else ' (provisional)'}")  # fmt: skip
     values["f2_mech_verdict"] = "; ".join(verdicts) or "pending"
+    dose = []  # GRPO's collapse rate and final accuracy as the cap tightens, per model
+    for model, g in table[table.objective == "grpo"].groupby("model", sort=False):
+        steps = [(c, g[g["clip"] == c]) for c in ("off", "30", "10", "1")]
+        parts = [
+            f"{c} {int(d['collapsed'].sum())}/{len(d)}, {_fmt(d['eval_final'].mean())}" for c, d in steps if len(d)
+        ]
+        dose.append(f"{model} " + " → ".join(parts))
+    values["f2_dose_summary"] = "; ".join(dose)
     values["f2_dose_progress"] = _progress(_spec("f2_clip_dose"))
     data = table[["model", "clip", "arm", "objective", "seed", "peak", "collapsed"]]
     figures["f2_mechanism"] = (data, _plot_spikes)
