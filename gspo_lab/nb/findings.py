@@ -539,11 +539,26 @@ def _mechanism_table() -> pd.DataFrame:
     return t.sort_values(["model_order", "order", "seed"]).reset_index(drop=True)
 
 
+def _dose_confirm() -> str:
+    """f2_clip_dose_confirm's verdict by its declared rule: MoE >= 4/5 collapsed and dense <= 1/5 on fresh seeds."""
+    spec = _spec("f2_clip_dose_confirm")
+    table = finished(spec, "confirm")
+    if table.empty:
+        return f"pending ({_progress(spec)})"
+    k = {c: (int(g["collapsed"].astype(bool).sum()), len(g)) for c, g in table.groupby("checkpoint")}
+    (km, nm), (kd, nd) = k.get("moe-sort", (0, 0)), k.get("dense-sort", (0, 0))
+    confirmed = nm and nd and km >= 4 and kd <= 1
+    done = "" if nm + nd >= len(cells(spec, "confirm")) else " (provisional: not all cells finished)"
+    return (f"MoE {km}/{nm}, dense {kd}/{nd} collapsed at grad clip 30 — the difference is "
+            f"{'confirmed' if confirmed else 'not confirmed'}{done}")  # fmt: skip
+
+
 def _f2_mechanism(values: dict, figures: dict) -> None:
     spec = _spec("f2_mechanism")
     values["f2_mech_progress"] = _progress(spec)
     values.update(f2_mech_table="(no results yet)", f2_mech_verdict="pending", f2_mech_figure="",
-                  f2_dose_progress=_progress(_spec("f2_clip_dose")), f2_dose_summary="—")  # fmt: skip
+                  f2_dose_progress=_progress(_spec("f2_clip_dose")), f2_dose_summary="—",
+                  f2_dose_confirm=_dose_confirm())  # fmt: skip
     table = _mechanism_table()
     if table.empty or "f2_mechanism" not in set(table["source"]):
         return
@@ -603,6 +618,7 @@ def _f2_mechanism(values: dict, figures: dict) -> None:
         ]
         dose.append(f"{model} " + " → ".join(parts))
     values["f2_dose_summary"] = "; ".join(dose)
+    values["f2_dose_confirm"] = _dose_confirm()
     values["f2_dose_progress"] = _progress(_spec("f2_clip_dose"))
     data = table[["model", "clip", "arm", "objective", "seed", "peak", "collapsed"]]
     figures["f2_mechanism"] = (data, _plot_spikes)
