@@ -318,7 +318,6 @@ OBJECTIVES: dict[str, ObjectiveSpec] = {
             "token",
             "seq_mean_token_mean",
             "Eq. 2 + dual-clip (verl clip_ratio_c)",
-            per_token_adv=True,
         ),
     )
 }
