@@ -119,10 +119,16 @@ def _per_token(adv: Tensor, shape: torch.Size) -> Tensor:
     return adv.unsqueeze(-1).expand(shape) if adv.dim() == 1 else adv
 
 
-def _clipped_surrogate(log_ratio: Tensor, adv: Tensor, eps_low: float, eps_high: float) -> Tensor:
-    """min(r Â, clip(r, 1 − ε_low, 1 + ε_high) Â) elementwise, r = exp(log_ratio): the one exp(), before clipping."""
+def _clipped_surrogate(
+    log_ratio: Tensor, adv: Tensor, eps_low: float, eps_high: float, clip_c: float | None = None
+) -> Tensor:
+    """min(r Â, clip(r, 1 − ε_low, 1 + ε_high) Â) elementwise, r = exp(log_ratio): the one exp(), before clipping.
+    With ``clip_c`` (dual-clip), an element with Â < 0 is floored at c·Â."""
     weight = log_ratio.exp()
-    return torch.minimum(weight * adv, weight.clamp(1 - eps_low, 1 + eps_high) * adv)
+    surrogate = torch.minimum(weight * adv, weight.clamp(1 - eps_low, 1 + eps_high) * adv)
+    if clip_c is None:
+        return surrogate
+    return torch.where(adv < 0, torch.maximum(surrogate, clip_c * adv), surrogate)
 
 
 def grpo(logp, old_logp, adv, mask, *, eps_low=GRPO_CLIP.low, eps_high=GRPO_CLIP.high):
@@ -252,9 +258,7 @@ def grpo_dual_clip(
         )
     adv = _per_token(adv, logp.shape)
     log_w = tok_log_ratio(logp, old_logp, mask)
-    surrogate = _clipped_surrogate(log_w, adv, eps_low, eps_high)
-    surrogate = torch.where(adv < 0, torch.maximum(surrogate, clip_c * adv), surrogate)
-    loss = -seq_mean_token_mean(surrogate, mask)
+    loss = -seq_mean_token_mean(_clipped_surrogate(log_w, adv, eps_low, eps_high, clip_c), mask)
     return loss, objective_stats(log_w, log_w, adv, mask, eps_low, eps_high)
 
 

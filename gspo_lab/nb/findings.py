@@ -147,10 +147,9 @@ def _clip_label(value) -> str:
 
 
 def _arm_name(row) -> str:
-    name = {"grpo": "GRPO", "gspo": "GSPO", "grpo_dual_clip": "GRPO + dual-clip"}.get(
-        row["objective"], row["objective"]
-    )
-    return name + (" + Routing Replay" if row.get("routing_replay") else "")
+    from gspo_lab.plots import label
+
+    return label(row["objective"]) + (" + Routing Replay" if row.get("routing_replay") else "")
 
 
 def _f2(values: dict, figures: dict) -> None:
@@ -484,6 +483,17 @@ def _plot_spikes(data: pd.DataFrame):
 #: declared in data/specs/f2_mechanism.toml before the runs: an intervention "prevents" the collapse at <= 1 of 5
 #: seeds and "does not" at >= 4 of 5; dual-clip brings the largest update "towards GSPO's" below this norm
 F2E_PEAK_GSPO_RANGE = 100.0
+#: the 2e arms' verdicts, declared in f2_mechanism / f2_clip_dose before their runs: (objective, grad clip, name,
+#: label at <= 1 of 5 collapsed, label at >= 4 of 5); in between, inconclusive
+F2E_RULES = (
+    ("grpo_dual_clip", "off", "dual-clip",
+     "supports the account (the tokens Eq. 2 leaves unbounded drive the collapse)",
+     "refutes the account (those tokens are not the cause)"),
+    ("grpo", "10", "grad clip 10", "capping the spikes at ~3× the typical norm prevents the collapse",
+     "capping the spikes at ~3× the typical norm is not enough"),
+    ("grpo", "30", "grad clip 30", "a cap at 30 still prevents the collapse",
+     "the protective cap lies between 10 and 30"),
+)  # fmt: skip
 
 
 def _f2_confirm(values: dict, figures: dict) -> None:
@@ -493,13 +503,13 @@ def _f2_confirm(values: dict, figures: dict) -> None:
     values["f2_confirm_table"], values["f2_confirm_verdict"] = "(no results yet)", "pending"
     if table.empty:
         return
-    values["f2_confirm_table"] = "\n".join(_collapse_rows(table.assign(grad_clip=spec.base["grad_clip"])))
-    k = {o: int(g["collapsed"].astype(bool).sum()) for o, g in table.groupby("objective")}
-    n = {o: len(g) for o, g in table.groupby("objective")}
-    if "grpo" not in k or "gspo" not in k:
+    values["f2_confirm_table"] = "\n".join(_collapse_rows(_with_base(spec, table, ("grad_clip",))))
+    rates = rate_table(table, ["objective"]).set_index("objective")
+    if not {"grpo", "gspo"} <= set(rates.index):
         return
+    k, n = rates["k"].astype(int), rates["n"].astype(int)
     met = k["grpo"] >= 4 and k["gspo"] == 0
-    done = "" if min(n.values()) >= len(spec.confirm_seeds) else " (provisional: not all seeds finished)"
+    done = "" if n.min() >= len(spec.confirm_seeds) else " (provisional: not all seeds finished)"
     paired = table.assign(arm_id=table["objective"])
     final, best = (_diff_cell(_paired_diff(paired, "gspo", "grpo", m)) for m in ("eval_final", "eval_best"))
     values["f2_confirm_verdict"] = (
@@ -509,24 +519,28 @@ def _f2_confirm(values: dict, figures: dict) -> None:
     )
 
 
+#: finding 2's two cold starts, as the page names them
+MODELS = {"moe-sort": "MoE", "dense-sort": "dense"}
+
+
 def _mechanism_table() -> pd.DataFrame:
     """Per run: finding 2's no-clip GRPO and GSPO arms, GRPO at grad clip 1.0 (stored, f2_collapse_*) and the two
     interventions of f2_mechanism, on both models, seeds 10-14, with typical and largest gradient norms."""
     parts = []
-    for model, name, ckpt in (("MoE", "f2_collapse_moe", "moe-sort"), ("dense", "f2_collapse_dense", "dense-sort")):
+    for ckpt, name in (("moe-sort", "f2_collapse_moe"), ("dense-sort", "f2_collapse_dense")):
         t = _spike_table(_spec(name))
         if t.empty:
             continue
         if "routing_replay" in t:
             t = t[~t["routing_replay"].astype(bool)]
         t = t[(t.objective == "grpo") | (t["grad_clip"].map(_clip_label) == "off")]
-        parts.append(t.assign(model=model, checkpoint=ckpt, source=name))
+        parts.append(t.assign(model=MODELS[ckpt], checkpoint=ckpt, source=name))
     for name in ("f2_mechanism", "f2_clip_dose"):
         spec = _spec(name)
         t = _spike_table(spec)
         if not t.empty:
             t = _with_base(spec, t, ("objective", "grad_clip"))
-            parts.append(t.assign(model=t["checkpoint"].map({"moe-sort": "MoE", "dense-sort": "dense"}), source=name))
+            parts.append(t.assign(model=t["checkpoint"].map(MODELS), source=name))
     if not parts:
         return pd.DataFrame()
     t = pd.concat(parts, ignore_index=True)
@@ -535,7 +549,7 @@ def _mechanism_table() -> pd.DataFrame:
     order = {("grpo", "off"): 0, ("grpo", "30"): 1, ("grpo", "10"): 2, ("grpo", "1"): 3, ("grpo_dual_clip", "off"): 4,
              ("gspo", "off"): 5}  # fmt: skip
     t = t.assign(order=[order.get((o, c), 9) for o, c in zip(t["objective"], t["clip"], strict=True)],
-                 model_order=t["model"].map({"MoE": 0, "dense": 1}))  # fmt: skip
+                 model_order=t["model"].map({m: i for i, m in enumerate(MODELS.values())}))  # fmt: skip
     return t.sort_values(["model_order", "order", "seed"]).reset_index(drop=True)
 
 
@@ -545,8 +559,9 @@ def _dose_confirm() -> str:
     table = finished(spec, "confirm")
     if table.empty:
         return f"pending ({_progress(spec)})"
-    k = {c: (int(g["collapsed"].astype(bool).sum()), len(g)) for c, g in table.groupby("checkpoint")}
-    (km, nm), (kd, nd) = k.get("moe-sort", (0, 0)), k.get("dense-sort", (0, 0))
+    rates = rate_table(table, ["checkpoint"]).set_index("checkpoint")
+    kn = {c: (int(r["k"]), int(r["n"])) for c, r in rates.iterrows()}
+    (km, nm), (kd, nd) = kn.get("moe-sort", (0, 0)), kn.get("dense-sort", (0, 0))
     confirmed = nm and nd and km >= 4 and kd <= 1
     done = "" if nm + nd >= len(cells(spec, "confirm")) else " (provisional: not all cells finished)"
     return (f"MoE {km}/{nm}, dense {kd}/{nd} collapsed at grad clip 30 — the difference is "
@@ -574,41 +589,18 @@ def _f2_mechanism(values: dict, figures: dict) -> None:
     values["f2_mech_table"] = "\n".join(rows)
     verdicts = []
     for model, g in table.groupby("model", sort=False):
-        dual = g[g.objective == "grpo_dual_clip"]
-        clip10 = g[(g.objective == "grpo") & (g["clip"] == "10")]
-        done = len(spec.confirm_seeds)
-        if len(dual):
-            k, peak = int(dual["collapsed"].sum()), dual["peak"].median()
-            if k <= 1 and peak < F2E_PEAK_GSPO_RANGE:
-                label = "supports the account (the tokens Eq. 2 leaves unbounded drive the collapse)"
-            elif k >= 4:
-                label = "refutes the account (those tokens are not the cause)"
+        for objective, clip, name, low, high in F2E_RULES:
+            arm = g[(g.objective == objective) & (g["clip"] == clip)]
+            if arm.empty:
+                continue
+            k, peak = int(arm["collapsed"].sum()), arm["peak"].median()
+            if objective == "grpo_dual_clip" and k <= 1 and peak >= F2E_PEAK_GSPO_RANGE:
+                label = "inconclusive by the declared rule"  # no collapse, but the spikes did not shrink either
             else:
-                label = "inconclusive by the declared rule"
-            verdicts.append(f"{model}, dual-clip: {k}/{len(dual)} collapsed, largest norm median {_fmt(peak)} — "
-                            f"{label}{'' if len(dual) >= done else ' (provisional)'}")  # fmt: skip
-        if len(clip10):
-            k = int(clip10["collapsed"].sum())
-            if k <= 1:
-                label = "capping the spikes at ~3× the typical norm prevents the collapse"
-            elif k >= 4:
-                label = "capping the spikes at ~3× the typical norm is not enough"
-            else:
-                label = "inconclusive by the declared rule"
-            verdicts.append(f"{model}, grad clip 10: {k}/{len(clip10)} collapsed — {label}"
-                            f"{'' if len(clip10) >= done else ' (provisional)'}")  # fmt: skip
-        clip30 = g[(g.objective == "grpo") & (g["clip"] == "30")]
-        if len(clip30):  # f2_clip_dose's rule, declared before its run
-            k = int(clip30["collapsed"].sum())
-            label = (
-                "a cap at 30 still prevents the collapse"
-                if k <= 1
-                else "the protective cap lies between 10 and 30"
-                if k >= 4
-                else "inconclusive by the declared rule"
-            )
-            verdicts.append(f"{model}, grad clip 30: {k}/{len(clip30)} collapsed — {label}"
-                            f"{'' if len(clip30) >= done else ' (provisional)'}")  # fmt: skip
+                label = low if k <= 1 else (high if k >= 4 else "inconclusive by the declared rule")
+            norm = f", largest norm median {_fmt(peak)}" if objective == "grpo_dual_clip" else ""
+            provisional = "" if len(arm) >= len(spec.confirm_seeds) else " (provisional)"
+            verdicts.append(f"{model}, {name}: {k}/{len(arm)} collapsed{norm} — {label}{provisional}")
     values["f2_mech_verdict"] = "; ".join(verdicts) or "pending"
     dose = []  # GRPO's collapse rate and final accuracy as the cap tightens, per model
     for model, g in table[table.objective == "grpo"].groupby("model", sort=False):
