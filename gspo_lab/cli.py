@@ -181,7 +181,9 @@ def _export(args: argparse.Namespace) -> None:
 
 
 def _sweep(args: argparse.Namespace, command: str) -> None:
-    from gspo_lab.sweep import core_specs, load_spec, merge, run_core, run_sweep
+    from gspo_lab.experiments.runner import run_core, run_sweep
+    from gspo_lab.experiments.spec import core_specs, load_spec
+    from gspo_lab.experiments.store import merge
 
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"workers must be >= 1, got {args.workers}")

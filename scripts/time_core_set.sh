@@ -13,7 +13,7 @@ GSPO_LAB_RESULTS="$scratch/results" GSPO_LAB_RUNS="$scratch/runs" gspo-lab sweep
 python - "$scratch/results" <<'PY'
 import json, sys
 from pathlib import Path
-from gspo_lab.sweep import compare_results
+from gspo_lab.experiments.store import compare_results
 fresh = Path(sys.argv[1])
 record = json.loads((fresh / "core_timing.json").read_text())
 record["compared_with_stored"] = compare_results(fresh)

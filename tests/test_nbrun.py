@@ -19,9 +19,10 @@ from nbclient.exceptions import CellTimeoutError
 from papermill.exceptions import PapermillExecutionError
 
 from gspo_lab.nb import run as nbrun
+from gspo_lab.nb.engine import POLL_SLICE_S, SlicedShellChannel
 from gspo_lab.nb.report import build_report, summarize
 from gspo_lab.nb.results import load_results
-from gspo_lab.nb.run import KERNEL_NAME, POLL_SLICE_S, SlicedShellChannel, ensure_kernel, execute
+from gspo_lab.nb.run import KERNEL_NAME, ensure_kernel, execute
 
 WIDGET_CELL = """\
 import ipywidgets as widgets

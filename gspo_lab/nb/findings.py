@@ -22,9 +22,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from gspo_lab.experiments import arm_table, curves, finished, paired_ratio, rate_table
+from gspo_lab.experiments.read import curves
+from gspo_lab.experiments.spec import Spec, cells, load_spec
+from gspo_lab.experiments.stats import arm_table, paired_ratio, rate_table
+from gspo_lab.experiments.store import finished, load_result, result_path
 from gspo_lab.paths import data_dir, repo_root
-from gspo_lab.sweep import Spec, cells, load_result, load_spec, result_path
 
 __all__ = ["build", "check", "main"]
 
@@ -858,7 +860,7 @@ def _paired_diff(table: pd.DataFrame, arm: str, base: str, metric: str) -> pd.Se
 def _diff_cell(diff: pd.Series) -> str:
     if diff.empty:
         return "—"
-    from gspo_lab.experiments import bootstrap_ci
+    from gspo_lab.experiments.stats import bootstrap_ci
 
     lo, hi = bootstrap_ci(diff.tolist())
     return f"{_fmt(diff.mean())} [{_fmt(lo)}, {_fmt(hi)}] (n = {len(diff)})"
@@ -872,7 +874,7 @@ def _f5_arms(table: pd.DataFrame) -> pd.DataFrame:
 
 def _excludes_zero(diff: pd.Series) -> int:
     """+1 / −1 when the 95 % bootstrap interval of the mean lies above / below 0, else 0."""
-    from gspo_lab.experiments import bootstrap_ci
+    from gspo_lab.experiments.stats import bootstrap_ci
 
     if len(diff) < 2:
         return 0
@@ -944,7 +946,7 @@ def _f5_train(values: dict, figures: dict) -> None:
         else:
             verdict = "not reproduced: GSPO on bf16 log-probs ends more than 0.05 away from GSPO on recomputed ones"
         done = "" if min(len(g), len(s)) >= len(spec.confirm_seeds) else " (provisional: not all seeds finished)"
-        from gspo_lab.experiments import bootstrap_ci
+        from gspo_lab.experiments.stats import bootstrap_ci
 
         beyond = []  # a difference inside the 0.05 band can still be nonzero: say so
         for arm_id, diff in diffs.items():
@@ -987,7 +989,7 @@ def _f7(values: dict, figures: dict) -> None:
                     f"{_fmt(group['clip_token_frac'].mean())} | {_mean_ci(acc)} | "
                     f"{_diff_cell(diff) if arm_id != base else '(reference)'} |")  # fmt: skip
     values["f7_table"] = "\n".join(rows)
-    from gspo_lab.experiments import bootstrap_ci
+    from gspo_lab.experiments.stats import bootstrap_ci
 
     helps = []
     for arm_id in ("gspo_token λ=0.5", "gspo_token λ=1"):
@@ -1026,7 +1028,7 @@ def _f8(values: dict, figures: dict) -> None:
 
 
 def _bookkeeping(values: dict, figures: dict) -> None:
-    from gspo_lab.sweep import core_specs
+    from gspo_lab.experiments.spec import core_specs
 
     rows = ["| spec | set | kind | grid points | seeds (search / confirm) | cells finished | Σ cell wall time |",
             "|" + " --- |" * 7]  # fmt: skip
@@ -1047,9 +1049,9 @@ def _bookkeeping(values: dict, figures: dict) -> None:
                     f"{wall / 60:.0f} min |")  # fmt: skip
     values["specs_table"] = "\n".join(rows)
     values["core_minutes"] = f"{core_total / 60:.0f} min of cell time, ≈ {core_total / 120:.0f} min with 2 workers"
-    from gspo_lab.sweep import _results_dir
+    from gspo_lab.experiments.store import results_root
 
-    timing = _results_dir("core_timing.json")
+    timing = results_root() / "core_timing.json"
     values["core_measured"] = "No full regeneration has been timed yet."
     if timing.is_file():
         t = json.loads(timing.read_text())

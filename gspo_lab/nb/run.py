@@ -10,16 +10,8 @@ Where this departs from a plain ``papermill.execute_notebook``, numbered:
     1. The kernel is always ``gspo-lab``: a kernelspec installed into this environment (``sys.prefix``) that runs
        this interpreter (``ensure_kernel``), never whichever ``python3`` kernel a user has.
     2. Every cell has a finite timeout (papermill's default is none) and runs in the notebook's folder.
-    3. The engine ``gspo`` is papermill's nbclient engine with one fix, for jupyter/nbclient#312: a cell that
-       creates widgets sometimes waited for its whole timeout although the kernel's ``execute_reply`` was already
-       in the shell socket, then carried on without error. Mechanism: nbclient's ``_async_poll_for_reply`` makes
-       *one* ``shell_channel.get_msg(timeout=<cell timeout>)`` call; jupyter_client's ``AsyncZMQSocketChannel``
-       turns that into one ``zmq.asyncio`` ``socket.poll``, which sleeps until the socket's edge-triggered
-       ``ZMQ_FD`` wakes the event loop. When that wake-up is missed, only the poll's timer ends the wait, and
-       pyzmq's final zero-timeout poll then finds the reply. A *fresh* poll checks ``ZMQ_EVENTS`` at once, so the
-       shell channel here (``SlicedShellChannel``) serves a ``get_msg(timeout)`` as polls of at most
-       ``POLL_SLICE_S`` until the same deadline: a missed wake-up costs one slice. Everything else (deadline and
-       timeout errors, the iopub "idle" wait, kernel-death checks) is nbclient's own code, unchanged.
+    3. The engine ``gspo`` (:mod:`gspo_lab.nb.engine`) is papermill's nbclient engine with one fix, for
+       jupyter/nbclient#312 (a widget cell that waited for its whole timeout, then carried on without error).
 """
 
 from __future__ import annotations
@@ -30,118 +22,26 @@ import re
 import sys
 import time
 from pathlib import Path
-from queue import Empty
-from time import monotonic
 
-from jupyter_client.asynchronous import AsyncKernelClient
-from jupyter_client.channels import AsyncZMQSocketChannel
-from papermill.clientwrap import PapermillNotebookClient
-from papermill.engines import NBClientEngine, papermill_engines
-from papermill.log import logger
-from traitlets import Type
-
+from gspo_lab.nb.engine import ENGINE_NAME
 from gspo_lab.nb.params import NOTEBOOKS, TIERS, parameters_for
 from gspo_lab.paths import repo_root, runs_dir
 
 __all__ = [
     "KERNEL_NAME",
     "ENGINE_NAME",
-    "POLL_SLICE_S",
     "ensure_kernel",
     "execute",
     "run_all",
     "main",
-    "SlicedShellChannel",
-    "SlicedKernelClient",
-    "SlicedPollNotebookClient",
-    "SlicedPollEngine",
 ]
 
 KERNEL_NAME = "gspo-lab"
 KERNEL_DISPLAY_NAME = "Python (gspo-lab)"
-ENGINE_NAME = "gspo"
-POLL_SLICE_S = 0.5
-"""Longest single wait on the shell socket. bench/nbclient_stall.py, 100 runs each: stock 5 stalls of 12 s, this 0."""
 FULL_CELL_TIMEOUT_S = 1800
 """Per-cell timeout of the main job: generous (a full-tier training cell is minutes), but finite."""
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-class SlicedShellChannel(AsyncZMQSocketChannel):
-    """jupyter_client's async channel, but a ``get_msg(timeout)`` waits in polls of at most ``POLL_SLICE_S``.
-
-    Same contract as the parent: the next message, or ``queue.Empty`` once ``timeout`` seconds passed without one
-    (``None``: wait forever). Only the length of each underlying ``socket.poll`` changes (module docstring, 3).
-    """
-
-    async def get_msg(self, timeout: float | None = None) -> dict:  # type: ignore[override]
-        deadline = None if timeout is None else monotonic() + timeout
-        while True:
-            left = POLL_SLICE_S if deadline is None else max(0.0, deadline - monotonic())
-            try:
-                return await super().get_msg(timeout=min(POLL_SLICE_S, left))
-            except Empty:
-                if deadline is not None and monotonic() >= deadline:
-                    raise
-
-
-class SlicedKernelClient(AsyncKernelClient):
-    """The async kernel client nbclient uses, with the sliced shell channel (iopub, stdin, control unchanged)."""
-
-    shell_channel_class = Type(SlicedShellChannel)  # type: ignore[assignment]
-
-
-class SlicedPollNotebookClient(PapermillNotebookClient):
-    """papermill's notebook client whose kernel manager hands out ``SlicedKernelClient``s."""
-
-    def create_kernel_manager(self):
-        km = super().create_kernel_manager()
-        km.client_factory = SlicedKernelClient
-        return km
-
-
-class SlicedPollEngine(NBClientEngine):
-    """papermill's nbclient engine running ``SlicedPollNotebookClient``; records the kernelspec it ran."""
-
-    @classmethod
-    def execute_managed_notebook(
-        cls,
-        nb_man,
-        kernel_name,
-        log_output=False,
-        stdout_file=None,
-        stderr_file=None,
-        start_timeout=60,
-        execution_timeout=None,
-        **kwargs,
-    ):
-        from jupyter_client.kernelspec import KernelSpecManager
-
-        spec = KernelSpecManager().get_kernel_spec(kernel_name)
-        nb_man.nb.metadata["kernelspec"] = {
-            "name": kernel_name,
-            "display_name": spec.display_name,
-            "language": spec.language,
-        }
-        timeout = execution_timeout or kwargs.get("timeout")  # as NBClientEngine
-        for unused in ("input_path", "timeout", "startup_timeout"):
-            kwargs.pop(unused, None)
-        client = SlicedPollNotebookClient(
-            nb_man,
-            timeout=timeout,
-            startup_timeout=start_timeout,
-            kernel_name=kernel_name,
-            log=logger,
-            log_output=log_output,
-            stdout_file=stdout_file,
-            stderr_file=stderr_file,
-            **kwargs,
-        )
-        return client.execute()
-
-
-papermill_engines.register(ENGINE_NAME, SlicedPollEngine)
 
 
 def _spec_runs_this_python(spec_dir: Path) -> bool:

@@ -1,15 +1,18 @@
-"""Sweeps (gspo_lab.sweep): specs checked before any run, cells run / skipped / resumed, results reproducible,
-the collapse rule as declared."""
+"""The research rig (gspo_lab.experiments): specs checked before any run, cells run / skipped / resumed, results
+reproducible, the collapse rule as declared."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-import gspo_lab.sweep as sweep
-from gspo_lab.sweep import cells, load_result, load_spec, merge, result_path, run_sweep, summarize
+import gspo_lab.experiments.runner as runner
+import gspo_lab.experiments.store as store
+from gspo_lab.experiments.runner import rerun_prefix, run_cell, run_sweep
+from gspo_lab.experiments.spec import CODE_VERSION, cell_key, cells, core_specs, load_spec
+from gspo_lab.experiments.store import compare_results, load_result, merge, result_path
+from gspo_lab.experiments.summary import summarize
+from gspo_lab.paths import data_dir
 
 SPEC = """
 name = "smoke_test"
@@ -86,24 +89,24 @@ def test_run_skip_merge_and_reproduce(spec, tmp_path, monkeypatch):
     assert {"eval_start", "eval_final", "collapsed", "clip_token_frac"} <= set(table.columns)
     result = load_result(result_path(cells(spec)[0]))
     assert result["per_rollout"]["rollout"] == [0, 1] and "clip/token_frac:max" in result["per_rollout"]
-    assert result["eval"]["rollout"] == [0, 1, 2] and result["code_version"] == sweep.CODE_VERSION
+    assert result["eval"]["rollout"] == [0, 1, 2] and result["code_version"] == CODE_VERSION
 
     def boom(*a, **k):
         raise AssertionError("a finished cell ran again")
 
-    monkeypatch.setattr(sweep, "run_cell", boom)
+    monkeypatch.setattr(runner, "run_cell", boom)
     assert len(run_sweep(spec, workers=1, progress=False)) == 4  # finished cells are skipped
     monkeypatch.undo()
     # the same cell re-run from scratch on this machine and thread count reproduces its rows exactly
     monkeypatch.setenv("GSPO_LAB_RUNS", str(tmp_path / "runs-again"))
     monkeypatch.setenv("GSPO_LAB_RESULTS", str(tmp_path / "results-again"))
-    again = sweep.run_cell(cells(spec)[0])
+    again = run_cell(cells(spec)[0])
     for key, values in result["per_rollout"].items():
         if not key.startswith("time/"):
             assert again["per_rollout"][key] == values, key
     assert again["eval"] == result["eval"]
     # compare_results: the re-run cell against the stored ones (what scripts/time_core_set.sh records)
-    got = sweep.compare_results(tmp_path / "results-again", tmp_path / "results")
+    got = compare_results(tmp_path / "results-again", tmp_path / "results")
     assert got == {"compared": 1, "identical": 1, "same_collapse": 1, "missing": 0, "max_abs_diff": 0.0,
                    "differing": []}  # fmt: skip
     import gzip
@@ -113,7 +116,7 @@ def test_run_skip_merge_and_reproduce(spec, tmp_path, monkeypatch):
     tampered = {**again, "summary": {**again["summary"], "eval_final": again["summary"]["eval_final"] + 0.25}}
     with gzip.open(path, "wt") as f:
         json.dump(tampered, f)
-    got = sweep.compare_results(tmp_path / "results-again", tmp_path / "results")
+    got = compare_results(tmp_path / "results-again", tmp_path / "results")
     assert got["identical"] == 0 and got["max_abs_diff"] == pytest.approx(0.25) and len(got["differing"]) == 1
 
 
@@ -133,8 +136,36 @@ def test_a_killed_cell_resumes(spec, monkeypatch):
     with pytest.raises(Killed):
         train(cell.cfg, run_dir, on_step=kill, progress=False)
     assert not result_path(cell).exists()
-    result = sweep.run_cell(cell)
+    result = run_cell(cell)
     assert result["per_rollout"]["rollout"] == [0, 1]
+
+
+def test_a_resumed_cell_records_its_total_wall_time(spec, monkeypatch):
+    """A cell killed after its first RL step and resumed records the time of both segments, not only the last."""
+    import gspo_lab.train
+
+    real = gspo_lab.train.train
+
+    class Killed(Exception):
+        pass
+
+    def train_killed_after_one_step(cfg, run_dir, *, on_step=None, **kw):
+        def step(state, rows):
+            on_step(state, rows)
+            raise Killed
+
+        return real(cfg, run_dir, on_step=step, **kw)
+
+    cell = cells(spec)[0]
+    monkeypatch.setattr(gspo_lab.train, "train", train_killed_after_one_step)
+    with pytest.raises(Killed):
+        run_cell(cell)
+    monkeypatch.undo()
+    monkeypatch.setenv("GSPO_LAB_RESULTS", str(spec.path.parent / "results"))
+    monkeypatch.setenv("GSPO_LAB_RUNS", str(spec.path.parent / "runs"))
+    result = run_cell(cell)
+    first, second = result["wall_segments_s"]
+    assert first > 0 and second > 0 and result["wall_s"] == pytest.approx(first + second, abs=0.11)
 
 
 def test_two_workers(spec):
@@ -193,7 +224,7 @@ def test_probe_spec_checks_its_arguments(tmp_path, monkeypatch):
     cell = cells(spec)[0]
     assert cell.probe_kw == {"updates": 2} and not hasattr(cell.cfg, "updates")
     # the same config as a training cell, or with other probe arguments, is another cell
-    assert cell.key != sweep.cell_key(cell.cfg) != sweep.cell_key(cell.cfg, "expert_volatility", {"updates": 3})
+    assert cell.key != cell_key(cell.cfg) != cell_key(cell.cfg, "expert_volatility", {"updates": 3})
 
 
 def test_probe_cells_run_merge_and_reproduce(tmp_path, monkeypatch):
@@ -204,14 +235,14 @@ def test_probe_cells_run_merge_and_reproduce(tmp_path, monkeypatch):
     result = load_result(result_path(cells(spec)[0]))
     assert result["probe"] == {"name": "expert_volatility", "kw": {"updates": 2}}
     assert {r["k"] for r in result["tables"]["per_layer"]} == {1, 2}
-    from gspo_lab.probes import run_probe
+    from gspo_lab.experiments.probes import run_probe
 
     rerun = run_probe("expert_volatility", cells(spec)[0].cfg, updates=2)
     assert rerun["summary"] == result["summary"]
 
 
 def test_precision_probe_floor_and_bf16(tmp_path, monkeypatch):
-    from gspo_lab.probes import run_probe
+    from gspo_lab.experiments.probes import run_probe
 
     spec = load_spec(_probe_spec(tmp_path, monkeypatch, "precision"))
     out = run_probe("precision", cells(spec)[0].cfg)["summary"]
@@ -222,7 +253,7 @@ def test_precision_probe_floor_and_bf16(tmp_path, monkeypatch):
 
 
 def test_expert_volatility_refuses_a_dense_model(tmp_path, monkeypatch):
-    from gspo_lab.probes import run_probe
+    from gspo_lab.experiments.probes import run_probe
 
     spec = load_spec(_probe_spec(tmp_path, monkeypatch, "expert_volatility", checkpoint="dense-sort"))
     with pytest.raises(ValueError, match="needs an MoE checkpoint, 'dense-sort' is dense"):
@@ -241,10 +272,10 @@ def test_cli_core_runs_the_confirmation_cells_and_times_them(monkeypatch, tmp_pa
         seen.append((spec.name, seeds, core))
         return pd.DataFrame()
 
-    monkeypatch.setattr(sweep, "run_sweep", fake)
+    monkeypatch.setattr(runner, "run_sweep", fake)
     assert cli.main(["sweep", "--core"]) == 0
     assert seen and {(s, c) for _, s, c in seen} == {("confirm", True)}
-    assert {name for name, _, _ in seen} == {s.name for s in sweep.core_specs()}
+    assert {name for name, _, _ in seen} == {s.name for s in core_specs()}
     record = json.loads((tmp_path / "results" / "core_timing.json").read_text())
     assert record["cells_skipped"] == 0 and record["cells_run"] == sum(record["per_spec"].values()) > 0
     assert record["per_spec"]["f1_clip_fractions"] == 30  # its core set: lr 3e-5 only, of lr 3e-5 and 1e-4
@@ -253,13 +284,13 @@ def test_cli_core_runs_the_confirmation_cells_and_times_them(monkeypatch, tmp_pa
     assert {s for _, s, _ in seen} == {"all"}
     # a spec named next to --core runs whole (core=False) after the core set; --merge --core merges the core specs
     seen.clear()
-    named = str(Path(sweep.__file__).parents[1] / "data" / "specs" / "f2_search_clip.toml")
+    named = str(data_dir() / "specs" / "f2_search_clip.toml")
     assert cli.main(["sweep", "--core", named]) == 0
-    assert seen[-1] == ("f2_search_clip", "confirm", False) and len(seen) == len(sweep.core_specs()) + 1
+    assert seen[-1] == ("f2_search_clip", "confirm", False) and len(seen) == len(core_specs()) + 1
     merged = []
-    monkeypatch.setattr(sweep, "merge", lambda spec: merged.append(spec.name) or pd.DataFrame())
+    monkeypatch.setattr(store, "merge", lambda spec: merged.append(spec.name) or pd.DataFrame())
     assert cli.main(["sweep", "--merge", "--core", named]) == 0
-    assert merged == ["f2_search_clip", *(s.name for s in sweep.core_specs())]
+    assert merged == ["f2_search_clip", *(s.name for s in core_specs())]
 
 
 def test_core_subset_of_the_grid(tmp_path):
@@ -288,11 +319,11 @@ def test_a_committed_cell_reproduces_its_first_five_rollouts(tmp_path):
     import os
     import platform
 
-    spec = load_spec(sweep.data_dir() / "specs" / "f1_clip_fractions.toml")
+    spec = load_spec(data_dir() / "specs" / "f1_clip_fractions.toml")
     arm = {"seed": 100, "objective": "grpo", "lr": 3e-5, "minibatches": 4}
     cell = next(c for c in cells(spec, "confirm") if {k: getattr(c.cfg, k) for k in arm} == arm)
     stored = load_result(result_path(cell))
-    rows = sweep.rerun_prefix(stored, tmp_path / "run", rollouts=5)
+    rows = rerun_prefix(stored, tmp_path / "run", rollouts=5)
     same_machine = stored["machine"] == {"platform": platform.platform(), "python": platform.python_version(),
                                          "cpus": os.cpu_count()}  # fmt: skip
     keys = ["reward/mean:mean", "clip/token_frac:mean", "loss/policy:mean", "grad/norm:max", "response/length:mean"]
@@ -304,4 +335,4 @@ def test_a_committed_cell_reproduces_its_first_five_rollouts(tmp_path):
             assert math.isclose(got[0], want[0], rel_tol=1e-3, abs_tol=1e-6), key
             assert abs(sum(got) / 5 - sum(want) / 5) <= 0.25 * max(abs(sum(want) / 5), 1e-3) + 0.05, key
     with pytest.raises(ValueError, match="rollouts must be <= the cell's 30"):
-        sweep.rerun_prefix(stored, tmp_path / "again", rollouts=31)
+        rerun_prefix(stored, tmp_path / "again", rollouts=31)

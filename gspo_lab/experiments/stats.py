@@ -1,6 +1,4 @@
-"""Reading stored sweep results (``data/results/``): per-arm numbers with their seed spread, rates with intervals,
-per-rollout curves. The findings page (:mod:`gspo_lab.nb.findings`) and the notebooks ask their questions here, so
-they open in seconds and can show any stored run.
+"""Statistics over seeds: per-arm numbers with their spread, rates with intervals, paired per-seed comparisons.
 
 Conventions (declared here once):
     * an *arm* is a grid point without its seed; every number about an arm is over its seeds;
@@ -8,7 +6,7 @@ Conventions (declared here once):
       seeded), since 5 seeds are too few to trust a normal approximation;
     * a rate (collapse) comes with a 95 % Wilson score interval;
     * a ratio of fractions (GSPO / GRPO clipped tokens) is taken per seed — both arms share the seed's prompt stream
-      and sampler — then summarised like any number.
+      and sampler — then summarised like any number; so is a difference (:func:`paired_diff`).
 """
 
 from __future__ import annotations
@@ -18,9 +16,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from gspo_lab.sweep import Spec, cells, load_result, merge, result_path
-
-__all__ = ["bootstrap_ci", "wilson", "arm_table", "rate_table", "paired_ratio", "curves", "stored_curves"]
+__all__ = ["BOOTSTRAP_RESAMPLES", "BOOTSTRAP_SEED", "bootstrap_ci", "wilson", "arm_table", "rate_table",
+           "paired_ratio", "paired_diff", "interval_sign"]  # fmt: skip
 
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 0
@@ -86,56 +83,20 @@ def paired_ratio(table: pd.DataFrame, by: list[str], metric: str, num: str = "gs
     return wide
 
 
-def curves(spec: Spec, metric: str, seeds: str = "all") -> pd.DataFrame:
-    """Long table of one per-rollout metric (e.g. ``"clip/token_frac:mean"``, ``"eval/accuracy_sampled"``) for every
-    finished cell: columns = grid fields, seed, rollout, value."""
-    rows = []
-    for cell in cells(spec, seeds):
-        path = result_path(cell)
-        if not path.exists():
-            continue
-        result = load_result(path)
-        source = result["eval"] if metric.startswith("eval/") else result["per_rollout"]
-        for r, v in zip(source.get("rollout", []), source.get(metric, []), strict=False):
-            rows.append({**cell.point, "seed": cell.seed, "rollout": r, "value": v})
-    return pd.DataFrame(rows)
+def paired_diff(table: pd.DataFrame, arm: str, base: str, metric: str, column: str = "arm_id") -> pd.Series:
+    """Per seed: ``metric`` of arm ``arm`` minus that of arm ``base`` (arms named in ``column``), over the seeds
+    where both finished; indexed by seed."""
+    wide = table.pivot_table(index="seed", columns=column, values=metric, aggfunc="first")
+    if arm not in wide or base not in wide:
+        return pd.Series(dtype=float)
+    return (wide[arm] - wide[base]).dropna()
 
 
-def stored_curves(spec_name: str, metric: str, seeds: str = "confirm", **where) -> pd.DataFrame:
-    """Per-rollout curves of one arm of a committed spec (``data/specs/<spec_name>.toml``) from its stored results —
-    no training, so it opens in seconds. ``where`` picks grid values, e.g.
-    ``stored_curves("f1_clip_fractions", "clip/token_frac:mean", lr=3e-5, minibatches=4)``; fields not named vary
-    (here: the objective). Returns the long table of :func:`curves`; errors name an unknown field or value."""
-    from gspo_lab.paths import data_dir
-    from gspo_lab.sweep import load_spec
-
-    path = data_dir() / "specs" / f"{spec_name}.toml"
-    if not path.is_file():
-        known = sorted(p.stem for p in (data_dir() / "specs").glob("*.toml"))
-        raise ValueError(f"spec_name must name a spec in data/specs/ ({', '.join(known)}), got {spec_name!r}")
-    spec = load_spec(path)
-    values: dict[str, list] = {}
-    for key, options in spec.grid.items():
-        names = key.split(",")
-        for i, name in enumerate(names):
-            values[name] = [o[i] for o in options] if len(names) > 1 else list(options)
-    table = curves(spec, metric, seeds)
-    for name, value in where.items():
-        if name not in values:
-            raise ValueError(f"{name} is not a grid field of {spec_name} (its fields: {sorted(values)})")
-        match = [v for v in values[name] if v == value or (isinstance(v, float) and math.isclose(v, value))]
-        if not match:
-            raise ValueError(f"{name} must be one of {values[name]} in {spec_name}, got {value!r}")
-        if not table.empty:
-            table = table[table[name] == match[0]]
-    if table.empty:
-        raise ValueError(f"no stored results for {spec_name} at {where} with metric {metric!r} (run gspo-lab sweep)")
-    return table.reset_index(drop=True)
-
-
-def finished(spec: Spec, seeds: str = "all") -> pd.DataFrame:
-    """The merged table of a spec, restricted to a seed set."""
-    table = merge(spec, write=False)
-    if table.empty or seeds == "all":
-        return table
-    return table[table["seed_set"] == seeds].reset_index(drop=True)
+def interval_sign(values) -> int:
+    """+1 / −1 when the 95 % bootstrap interval of the mean of ``values`` lies above / below 0, else 0 (also for
+    fewer than 2 values)."""
+    values = list(values)
+    if len(values) < 2:
+        return 0
+    lo, hi = bootstrap_ci(values)
+    return 1 if lo > 0 else (-1 if hi < 0 else 0)

@@ -1,0 +1,49 @@
+"""Reading stored results as curves: any per-rollout metric or held-out evaluation of any stored arm, no training,
+so the findings page and the notebooks open in seconds."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from gspo_lab.experiments.spec import Spec, cells, spec_named
+from gspo_lab.experiments.store import load_result, result_path
+
+__all__ = ["curves", "stored_curves"]
+
+
+def curves(spec: Spec, metric: str, seeds: str = "all") -> pd.DataFrame:
+    """Long table of one per-rollout metric (e.g. ``"clip/token_frac:mean"``, ``"eval/accuracy_sampled"``) for every
+    finished cell: columns = grid fields, seed, rollout, value."""
+    rows = []
+    for cell in cells(spec, seeds):
+        path = result_path(cell)
+        if not path.exists():
+            continue
+        result = load_result(path)
+        source = result["eval"] if metric.startswith("eval/") else result["per_rollout"]
+        for r, v in zip(source.get("rollout", []), source.get(metric, []), strict=False):
+            rows.append({**cell.point, "seed": cell.seed, "rollout": r, "value": v})
+    return pd.DataFrame(rows)
+
+
+def stored_curves(spec_name: str, metric: str, seeds: str = "confirm", **where) -> pd.DataFrame:
+    """Per-rollout curves of one arm of a committed spec (``data/specs/<spec_name>.toml``) from its stored results —
+    no training, so it opens in seconds. ``where`` picks grid values, e.g.
+    ``stored_curves("f1_clip_fractions", "clip/token_frac:mean", lr=3e-5, minibatches=4)``; fields not named vary
+    (here: the objective). Returns the long table of :func:`curves`; errors name an unknown field or value."""
+    spec = spec_named(spec_name)
+    values = spec.grid_values()
+    table = curves(spec, metric, seeds)
+    for name, value in where.items():
+        if name not in values:
+            raise ValueError(f"{name} is not a grid field of {spec_name} (its fields: {sorted(values)})")
+        match = [v for v in values[name] if v == value or (isinstance(v, float) and math.isclose(v, value))]
+        if not match:
+            raise ValueError(f"{name} must be one of {values[name]} in {spec_name}, got {value!r}")
+        if not table.empty:
+            table = table[table[name] == match[0]]
+    if table.empty:
+        raise ValueError(f"no stored results for {spec_name} at {where} with metric {metric!r} (run gspo-lab sweep)")
+    return table.reset_index(drop=True)

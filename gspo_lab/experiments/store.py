@@ -1,0 +1,128 @@
+"""The result store: one immutable compressed JSON per finished cell, ``data/results/<spec>/<key>.json.gz``.
+
+A result holds the config, the seed, per-rollout aggregates of every logged metric (mean and max, so a spike
+shows), the held-out evaluations, the summary (:mod:`gspo_lab.experiments.summary`), the command, the git commit,
+the machine and the wall time. :func:`merge` gathers a spec's results into one table (a row per cell: its grid
+values, seed and summary). ``GSPO_LAB_RESULTS`` points the store elsewhere (a scratch re-run of the core set).
+A result that had to be re-run (its recorded commit is unknown to the repository) is moved, not deleted, to
+``data/results/superseded/<spec>/`` with a record of why (:func:`supersede`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from gspo_lab.experiments.spec import Cell, Spec, cells
+from gspo_lab.paths import data_dir
+
+__all__ = ["results_root", "results_dir", "result_path", "load_result", "write_result", "merge", "finished",
+           "compare_results", "supersede", "SUPERSEDED"]  # fmt: skip
+
+#: where superseded results go (under the results root), with superseded.json recording why
+SUPERSEDED = "superseded"
+
+
+def results_root() -> Path:
+    """``data/results`` (or ``$GSPO_LAB_RESULTS``)."""
+    return Path(os.environ.get("GSPO_LAB_RESULTS", data_dir() / "results"))
+
+
+def results_dir(spec_name: str) -> Path:
+    """The folder of one spec's results."""
+    return results_root() / spec_name
+
+
+def result_path(cell: Cell) -> Path:
+    return results_dir(cell.spec) / f"{cell.key}.json.gz"
+
+
+def load_result(path: str | Path) -> dict:
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
+def write_result(path: Path, obj: dict) -> None:
+    """Write ``obj`` as compressed JSON, atomically (a temporary file renamed into place)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with gzip.open(tmp, "wt") as f:
+        json.dump(obj, f, separators=(",", ":"))
+    os.replace(tmp, path)
+
+
+def merge(spec: Spec, *, write: bool = True) -> pd.DataFrame:
+    """One row per finished cell of ``spec`` (current code version): grid values, seed, summary. With ``write``,
+    also saved as ``data/results/<name>.csv``."""
+    keys = {c.key: c for c in cells(spec, "all")}
+    rows = []
+    for path in sorted(results_dir(spec.name).glob("*.json.gz")):
+        result = load_result(path)
+        if result["key"] not in keys:
+            continue  # another code version or a cell no longer in the spec: kept on disk, left out of the table
+        seed_set = "search" if result["seed"] in spec.search_seeds else "confirm"
+        rows.append({**result["point"], "seed": result["seed"], "seed_set": seed_set, "key": result["key"],
+                     **result["summary"], "wall_s": result["wall_s"]})  # fmt: skip
+    table = pd.DataFrame(rows)
+    if rows:
+        columns = [name for key in spec.grid for name in key.split(",")]
+        table = table.sort_values(columns + ["seed"], key=lambda c: c.astype(str)).reset_index(drop=True)
+    if rows and write:
+        out = results_dir(spec.name).with_suffix(".csv")
+        table.to_csv(out.with_name(out.name + ".tmp"), index=False)
+        os.replace(out.with_name(out.name + ".tmp"), out)
+    return table
+
+
+def finished(spec: Spec, seeds: str = "all") -> pd.DataFrame:
+    """The merged table of a spec, restricted to a seed set."""
+    table = merge(spec, write=False)
+    if table.empty or seeds == "all":
+        return table
+    return table[table["seed_set"] == seeds].reset_index(drop=True)
+
+
+def compare_results(fresh: str | Path, stored: str | Path | None = None) -> dict:
+    """Compare every result under ``fresh`` (``<spec>/<key>.json.gz``, e.g. a re-run of the core set into a scratch
+    folder) with the stored result of the same key (default ``data/results``): how many summaries are identical, how
+    many agree on collapse, the largest absolute difference of a numeric summary field, the keys that differ."""
+    stored = Path(stored) if stored is not None else data_dir() / "results"
+    out = {"compared": 0, "identical": 0, "same_collapse": 0, "missing": 0, "max_abs_diff": 0.0, "differing": []}
+    for path in sorted(Path(fresh).glob("*/*.json.gz")):
+        other = stored / path.parent.name / path.name
+        if not other.exists():
+            out["missing"] += 1
+            continue
+        a, b = load_result(path)["summary"], load_result(other)["summary"]
+        out["compared"] += 1
+        out["identical"] += a == b
+        out["same_collapse"] += a.get("collapsed") == b.get("collapsed")
+        for k in set(a) & set(b):
+            x, y = a[k], b[k]
+            if isinstance(x, float | int) and isinstance(y, float | int) and not isinstance(x, bool):
+                if math.isfinite(x) and math.isfinite(y):
+                    out["max_abs_diff"] = max(out["max_abs_diff"], abs(x - y))
+        if a != b:
+            out["differing"].append(f"{path.parent.name}/{path.name.removesuffix('.json.gz')}")
+    return out
+
+
+def supersede(path: Path, reason: str) -> Path:
+    """Move a stored result out of its spec's folder into ``superseded/<spec>/<key>.<commit>.json.gz`` and record
+    ``reason`` in ``superseded/superseded.json``; the new location. Results are otherwise immutable."""
+    result = load_result(path)
+    commit = str(result.get("git_commit", "unknown"))[:12].replace("+", "-")
+    target = results_root() / SUPERSEDED / result["spec"] / f"{result['key']}.{commit}.json.gz"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(path, target)
+    log_path = results_root() / SUPERSEDED / "superseded.json"
+    log = json.loads(log_path.read_text()) if log_path.is_file() else []
+    log.append({"spec": result["spec"], "key": result["key"], "git_commit": result.get("git_commit"),
+                "moved_to": str(target.relative_to(results_root())), "reason": reason})  # fmt: skip
+    log_path.write_text(json.dumps(log, indent=1) + "\n")
+    return target

@@ -1,0 +1,117 @@
+"""A cell's summary: the catalogue of its keys, the per-rollout aggregates, and the collapse rule.
+
+Collapse, declared before any run (:func:`summarize`): with held-out accuracy sampled at the training temperature,
+a_0 at rollout 0 and a threshold of ``COLLAPSE_FRACTION · a_0``, a run *collapsed* when some evaluation falls below
+the threshold and every later one stays below it (the first such evaluation is the collapse point). A run whose loss
+or gradient became non-finite *diverged*; it counts as collapsed.
+
+Sensitivity endpoints (:func:`endpoints`), computed from a stored cell's evaluation rows, not part of the stored
+summary (so no key changes): the *two-evaluation* collapse (the last two evaluations both below the threshold: a run
+that recovers is not collapsed) and *late held-out accuracy* (mean of the sampled evaluations at rollouts ≥
+``LATE_FROM_FRACTION`` × the run's rollouts, e.g. ≥ 40 of 80).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+__all__ = ["COLLAPSE_FRACTION", "LATE_FROM_FRACTION", "SUMMARY_KEYS", "summarize", "per_rollout", "endpoints"]
+
+#: a run collapsed when its held-out sampled accuracy falls below this fraction of the cold start's and stays there
+COLLAPSE_FRACTION = 0.5
+#: late held-out accuracy averages the evaluations from this fraction of the run on (rollouts >= 40 of 80)
+LATE_FROM_FRACTION = 0.5
+
+#: every key of a training cell's stored summary, defined once (probe cells return their own: experiments.probes)
+SUMMARY_KEYS = {
+    "diverged": "the loss or gradient became non-finite (the run stopped; counts as collapsed)",
+    "eval_start": "held-out accuracy sampled at τ before the first rollout (one sample per eval prompt)",
+    "eval_final": "held-out sampled accuracy after the last rollout",
+    "eval_best": "the largest held-out sampled accuracy of the run's evaluations",
+    "eval_greedy_start": "held-out greedy accuracy before the first rollout",
+    "eval_greedy_final": "held-out greedy accuracy after the last rollout",
+    "collapsed": "diverged, or an evaluation below COLLAPSE_FRACTION × eval_start with every later one below too",
+    "collapse_rollout": "the rollout of the first evaluation from which the run stays below the threshold",
+    "rollouts_done": "rollout batches trained",
+    "reward_start": "mean training reward of the first update",
+    "reward_final": "mean training reward of the first update of each of the last 5 rollouts, averaged",
+    "clip_token_frac": "clip/token_frac averaged over the off-policy updates (k >= 1 within a rollout)",
+    "clip_seq_frac": "clip/seq_frac averaged over the off-policy updates",
+    "grad_norm_max": "largest pre-clip gradient norm of any update",
+    "expert_change": "moe/expert_change averaged over the off-policy updates (MoE only)",
+}
+
+
+def per_rollout(history: pd.DataFrame) -> dict[str, list]:
+    """Per rollout, the mean and the max of every numeric metric over its updates: ``{"<key>:mean": [...], ...}``."""
+    if history.empty:
+        return {"rollout": []}
+    numeric = history.drop(columns=["update", "update_in_rollout", "epoch"], errors="ignore")
+    numeric = numeric.select_dtypes("number")
+    grouped = numeric.groupby("rollout")
+    out = {"rollout": [int(r) for r in grouped.groups]}
+    for stat in ("mean", "max"):
+        table = getattr(grouped, stat)()
+        for col in table.columns:
+            out[f"{col}:{stat}"] = [None if not math.isfinite(v) else float(v) for v in table[col]]
+    return out
+
+
+def summarize(evals: pd.DataFrame, history: pd.DataFrame, *, diverged: bool = False) -> dict:
+    """The cell's summary (:data:`SUMMARY_KEYS`): cold-start and final held-out accuracy, collapse (module
+    docstring), clip fractions."""
+    out: dict = {"diverged": diverged}
+    if not evals.empty:
+        acc = evals["eval/accuracy_sampled"].tolist()
+        threshold = COLLAPSE_FRACTION * acc[0]
+        below = [a < threshold for a in acc]
+        first = next((i for i in range(len(acc)) if all(below[i:])), None)
+        out.update(
+            eval_start=acc[0],
+            eval_final=acc[-1],
+            eval_best=max(acc),
+            eval_greedy_start=float(evals["eval/accuracy_greedy"].iloc[0]),
+            eval_greedy_final=float(evals["eval/accuracy_greedy"].iloc[-1]),
+            collapsed=diverged or first is not None,
+            collapse_rollout=int(evals["rollout"].iloc[first]) if first is not None else None,
+        )
+    if not history.empty:
+        off = history[history["update_in_rollout"] > 0]
+        out.update(
+            rollouts_done=int(history["rollout"].max()) + 1,
+            reward_start=float(history["reward/mean"].iloc[0]),
+            reward_final=float(history.groupby("rollout")["reward/mean"].first().iloc[-5:].mean()),
+            clip_token_frac=float(off["clip/token_frac"].mean()) if len(off) else 0.0,
+            clip_seq_frac=float(off["clip/seq_frac"].mean()) if len(off) else 0.0,
+            grad_norm_max=float(history["grad/norm"].max()),
+        )
+        if "moe/expert_change" in history:
+            out["expert_change"] = float(off["moe/expert_change"].mean()) if len(off) else 0.0
+    return out
+
+
+def endpoints(result: dict, *, fraction: float = COLLAPSE_FRACTION, late_from: float = LATE_FROM_FRACTION) -> dict:
+    """Sensitivity endpoints of a stored training cell (module docstring), from its evaluation rows.
+
+    Returns ``late_acc`` (mean sampled accuracy at rollouts >= ``late_from`` × rollouts; NaN if none),
+    ``collapsed_two`` (diverged, or the last two evaluations both below ``fraction`` × the first), ``margin_prompts``
+    (the last evaluation minus the threshold, in prompts of the evaluation: how far the declared flag is from
+    flipping) and ``evals`` (how many evaluations the run holds).
+    """
+    ev = result.get("eval") or {}
+    acc, rollouts = ev.get("eval/accuracy_sampled", []), ev.get("rollout", [])
+    diverged = bool(result.get("summary", {}).get("diverged"))
+    if not acc:
+        return {"late_acc": math.nan, "collapsed_two": diverged, "margin_prompts": math.nan, "evals": 0}
+    threshold = fraction * acc[0]
+    late = [a for a, r in zip(acc, rollouts, strict=True) if r >= late_from * result["config"]["rollouts"]]
+    two = len(acc) >= 2 and acc[-1] < threshold and acc[-2] < threshold
+    prompts = result["config"].get("eval_prompts", 64)
+    return {
+        "late_acc": sum(late) / len(late) if late else math.nan,
+        "collapsed_two": diverged or two,
+        "margin_prompts": (acc[-1] - threshold) * prompts,
+        "evals": len(acc),
+    }
