@@ -75,7 +75,16 @@ def test_layers():
         assert not any(d.startswith("gspo_lab.nb") for d in deps), f"math module {m} imports the notebook machinery"
     flat = sorted(p.stem for p in PKG.glob("*.py"))
     assert not {"nbrun", "nbparams", "report", "results"} & set(flat), flat
-    assert {"run", "params", "report", "results"} <= {p.stem for p in (PKG / "nb").glob("*.py")}
+    assert {"run", "params", "report", "results", "engine"} <= {p.stem for p in (PKG / "nb").glob("*.py")}
+    assert not (PKG / "nb" / "findings.py").exists(), "the findings page is its own package, not notebook machinery"
+    assert not {"sweep", "experiments", "probes"} & set(flat), "the research rig lives in gspo_lab/experiments/"
+
+
+def test_rig_and_findings_modules_stay_small():
+    """The two one-purpose packages keep files of about 300 lines at most (STYLE 21)."""
+    sizes = {str(p.relative_to(PKG)): len(p.read_text().splitlines()) for d in ("experiments", "findings")
+             for p in (PKG / d).glob("*.py")}  # fmt: skip
+    assert {k: v for k, v in sizes.items() if v > 300} == {}
 
 
 def test_docs_and_help_cite_only_files_inside_the_repository():

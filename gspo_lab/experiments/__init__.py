@@ -19,7 +19,28 @@ from gspo_lab.experiments.stats import arm_table, bootstrap_ci, paired_diff, pai
 from gspo_lab.experiments.store import finished, load_result, merge, result_path
 from gspo_lab.experiments.summary import COLLAPSE_FRACTION, SUMMARY_KEYS, endpoints, summarize
 
-__all__ = ["CODE_VERSION", "COLLAPSE_FRACTION", "SUMMARY_KEYS", "Cell", "Spec", "arm_table", "bootstrap_ci",
-           "cells", "core_specs", "curves", "endpoints", "finished", "load_result", "load_spec", "merge",
-           "paired_diff", "paired_ratio", "rate_table", "result_path", "spec_named", "stored_curves", "summarize",
-           "wilson"]  # fmt: skip
+__all__ = [
+    "CODE_VERSION",
+    "COLLAPSE_FRACTION",
+    "SUMMARY_KEYS",
+    "Cell",
+    "Spec",
+    "arm_table",
+    "bootstrap_ci",
+    "cells",
+    "core_specs",
+    "curves",
+    "endpoints",
+    "finished",
+    "load_result",
+    "load_spec",
+    "merge",
+    "paired_diff",
+    "paired_ratio",
+    "rate_table",
+    "result_path",
+    "spec_named",
+    "stored_curves",
+    "summarize",
+    "wilson",
+]

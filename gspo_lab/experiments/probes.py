@@ -65,8 +65,14 @@ def _quantiles(x: torch.Tensor, prefix: str) -> dict:
     }
 
 
-def precision(cfg: TrainConfig, *, gspo_eps_low: float = 3e-4, gspo_eps_high: float = 4e-4,
-              grpo_eps_low: float = 0.2, grpo_eps_high: float = 0.27) -> dict:  # fmt: skip
+def precision(
+    cfg: TrainConfig,
+    *,
+    gspo_eps_low: float = 3e-4,
+    gspo_eps_high: float = 4e-4,
+    grpo_eps_low: float = 0.2,
+    grpo_eps_high: float = 0.27,
+) -> dict:
     """§5.4: the sampler's log-probs ("inference engine", bf16 autocast, KV cache) vs the training forward (fp32).
 
     Two rollout batches from the cell's seed: one sampled in fp32 (the floor: the same weights and precision,
@@ -117,8 +123,9 @@ def precision(cfg: TrainConfig, *, gspo_eps_low: float = 3e-4, gspo_eps_high: fl
     return {"summary": summary, "tables": tables}
 
 
-def gradient_noise(cfg: TrainConfig, *, updates: int = 3, draws: int = 16, minibatch: int = 32,
-                   clipped: bool = False) -> dict:  # fmt: skip
+def gradient_noise(
+    cfg: TrainConfig, *, updates: int = 3, draws: int = 16, minibatch: int = 32, clipped: bool = False
+) -> dict:
     """Relative variance (noise / signal) of GRPO's and GSPO's minibatch gradient at θ_k, k = 0 … ``updates``.
 
     :func:`gspo_lab.gradients.staleness_noise` on one rollout batch of ``cfg`` (length ``cfg.length``, updates

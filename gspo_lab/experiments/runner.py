@@ -36,8 +36,9 @@ def git_commit() -> str:
     """The repository's HEAD, with ``+dirty`` when ``gspo_lab/`` has uncommitted changes; ``unknown`` without git."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo_root(), capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain", "gspo_lab"], cwd=repo_root(), capture_output=True,
-                               text=True, timeout=10).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "gspo_lab"], cwd=repo_root(), capture_output=True, text=True, timeout=10
+        ).stdout.strip()
         return out.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -48,9 +49,19 @@ def machine() -> dict:
 
 
 def _record(cell: Cell, command: str, wall_s: float, **fields) -> dict:
-    return {"spec": cell.spec, "key": cell.key, "code_version": CODE_VERSION, "point": cell.point, "seed": cell.seed,
-            "config": dataclasses.asdict(cell.cfg), **fields, "command": command, "git_commit": git_commit(),
-            "machine": machine(), "wall_s": round(wall_s, 1)}  # fmt: skip
+    return {
+        "spec": cell.spec,
+        "key": cell.key,
+        "code_version": CODE_VERSION,
+        "point": cell.point,
+        "seed": cell.seed,
+        "config": dataclasses.asdict(cell.cfg),
+        **fields,
+        "command": command,
+        "git_commit": git_commit(),
+        "machine": machine(),
+        "wall_s": round(wall_s, 1),
+    }
 
 
 def _run_probe_cell(cell: Cell, command: str) -> dict:
@@ -59,8 +70,7 @@ def _run_probe_cell(cell: Cell, command: str) -> dict:
     t0 = time.perf_counter()
     out = run_probe(cell.probe, cell.cfg, **cell.probe_kw)
     probe = {"name": cell.probe, "kw": cell.probe_kw}
-    result = _record(cell, command, time.perf_counter() - t0, probe=probe, summary=out["summary"],
-                     tables=out["tables"])  # fmt: skip
+    result = _record(cell, command, time.perf_counter() - t0, probe=probe, summary=out["summary"], tables=out["tables"])
     write_result(result_path(cell), result)
     return result
 
@@ -104,8 +114,15 @@ def run_cell(cell: Cell, *, command: str = "") -> dict:
         evals = pd.DataFrame(state.eval_history if state else [])
     segments = clock.segments()
     summary = summarize(evals, history, diverged=diverged is not None)
-    result = _record(cell, command, sum(segments), summary=summary, diverged=diverged,
-                     per_rollout=per_rollout(history), eval=evals.to_dict(orient="list"))  # fmt: skip
+    result = _record(
+        cell,
+        command,
+        sum(segments),
+        summary=summary,
+        diverged=diverged,
+        per_rollout=per_rollout(history),
+        eval=evals.to_dict(orient="list"),
+    )
     if len(segments) > 1:
         result["wall_segments_s"] = segments
     write_result(result_path(cell), result)

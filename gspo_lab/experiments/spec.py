@@ -33,8 +33,18 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["CODE_VERSION", "KEY_IF_NOT_DEFAULT", "SEED_SETS", "Spec", "Cell", "load_spec", "spec_named", "cells",
-           "cell_key", "core_specs"]  # fmt: skip
+__all__ = [
+    "CODE_VERSION",
+    "KEY_IF_NOT_DEFAULT",
+    "SEED_SETS",
+    "Spec",
+    "Cell",
+    "load_spec",
+    "spec_named",
+    "cells",
+    "cell_key",
+    "core_specs",
+]
 
 #: bumped whenever the loop's numbers for a given config change (then every stored key changes with it)
 CODE_VERSION = "2026-12-02.1"
@@ -171,8 +181,18 @@ def load_spec(path: str | Path) -> Spec:
         )
     _check_grid(path, raw)
     core, core_grid = _core(path, raw)
-    spec = Spec(raw["name"], raw["description"], core, search, confirm, raw["base"], raw["grid"], path,
-                raw.get("probe"), core_grid)  # fmt: skip
+    spec = Spec(
+        raw["name"],
+        raw["description"],
+        core,
+        search,
+        confirm,
+        raw["base"],
+        raw["grid"],
+        path,
+        raw.get("probe"),
+        core_grid,
+    )
     cells(spec, "all")  # every config must be valid now, not hours into the sweep
     return spec
 

@@ -16,8 +16,17 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["BOOTSTRAP_RESAMPLES", "BOOTSTRAP_SEED", "bootstrap_ci", "wilson", "arm_table", "rate_table",
-           "paired_ratio", "paired_diff", "interval_sign"]  # fmt: skip
+__all__ = [
+    "BOOTSTRAP_RESAMPLES",
+    "BOOTSTRAP_SEED",
+    "bootstrap_ci",
+    "wilson",
+    "arm_table",
+    "rate_table",
+    "paired_ratio",
+    "paired_diff",
+    "interval_sign",
+]
 
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 0
@@ -55,9 +64,18 @@ def arm_table(table: pd.DataFrame, by: list[str], metric: str) -> pd.DataFrame:
         values = group[metric].astype(float).tolist()
         lo, hi = bootstrap_ci(values)
         arm = arm if isinstance(arm, tuple) else (arm,)
-        rows.append({**dict(zip(by, arm, strict=True)), "seeds": len(values), "mean": float(np.mean(values)),
-                     "std": float(np.std(values, ddof=1)) if len(values) > 1 else math.nan,
-                     "ci_low": lo, "ci_high": hi, "min": min(values), "max": max(values)})  # fmt: skip
+        rows.append(
+            {
+                **dict(zip(by, arm, strict=True)),
+                "seeds": len(values),
+                "mean": float(np.mean(values)),
+                "std": float(np.std(values, ddof=1)) if len(values) > 1 else math.nan,
+                "ci_low": lo,
+                "ci_high": hi,
+                "min": min(values),
+                "max": max(values),
+            }
+        )
     return pd.DataFrame(rows)
 
 

@@ -21,8 +21,18 @@ import pandas as pd
 from gspo_lab.experiments.spec import Cell, Spec, cells
 from gspo_lab.paths import data_dir
 
-__all__ = ["results_root", "results_dir", "result_path", "load_result", "write_result", "merge", "finished",
-           "compare_results", "supersede", "SUPERSEDED"]  # fmt: skip
+__all__ = [
+    "results_root",
+    "results_dir",
+    "result_path",
+    "load_result",
+    "write_result",
+    "merge",
+    "finished",
+    "compare_results",
+    "supersede",
+    "SUPERSEDED",
+]
 
 #: where superseded results go (under the results root), with superseded.json recording why
 SUPERSEDED = "superseded"
@@ -66,8 +76,16 @@ def merge(spec: Spec, *, write: bool = True) -> pd.DataFrame:
         if result["key"] not in keys:
             continue  # another code version or a cell no longer in the spec: kept on disk, left out of the table
         seed_set = "search" if result["seed"] in spec.search_seeds else "confirm"
-        rows.append({**result["point"], "seed": result["seed"], "seed_set": seed_set, "key": result["key"],
-                     **result["summary"], "wall_s": result["wall_s"]})  # fmt: skip
+        rows.append(
+            {
+                **result["point"],
+                "seed": result["seed"],
+                "seed_set": seed_set,
+                "key": result["key"],
+                **result["summary"],
+                "wall_s": result["wall_s"],
+            }
+        )
     table = pd.DataFrame(rows)
     if rows:
         columns = [name for key in spec.grid for name in key.split(",")]
@@ -122,7 +140,14 @@ def supersede(path: Path, reason: str) -> Path:
     os.replace(path, target)
     log_path = results_root() / SUPERSEDED / "superseded.json"
     log = json.loads(log_path.read_text()) if log_path.is_file() else []
-    log.append({"spec": result["spec"], "key": result["key"], "git_commit": result.get("git_commit"),
-                "moved_to": str(target.relative_to(results_root())), "reason": reason})  # fmt: skip
+    log.append(
+        {
+            "spec": result["spec"],
+            "key": result["key"],
+            "git_commit": result.get("git_commit"),
+            "moved_to": str(target.relative_to(results_root())),
+            "reason": reason,
+        }
+    )
     log_path.write_text(json.dumps(log, indent=1) + "\n")
     return target

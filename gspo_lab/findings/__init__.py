@@ -1,0 +1,31 @@
+"""The findings page: ``docs/findings.md`` generated from the stored results (``data/results/``), so the page cannot
+drift from the data.
+
+    python -m gspo_lab.findings            # regenerate docs/findings.md, its figures and docs/findings.lock.json
+    python -m gspo_lab.findings --check    # exit 1 if the committed page or a figure's input data differ
+
+One module per finding (its declared rules, its numbers, its figure), the rules' machinery and shared thresholds in
+:mod:`~gspo_lab.findings.rules`, the prose in Markdown templates (``templates/``) that loop but never decide:
+
+rules          Rule / Verdict, the shared collapse thresholds, the registry of every rule
+fmt            how numbers appear (also the templates' filters)
+tables         tables several findings read (progress, arms, collapse rows, spikes)
+f1_clipping    1: clipping fractions and the ε sweep
+f2_collapse    2, 2b: collapse in the confirmed regime, MoE and dense
+f2_search      2c: the search for the target regime, the stability map
+f2_spikes      2d: gradient-norm spikes (post hoc)
+f2_mechanism   2e: the clipped candidate, the interventions, the dose
+f3_volatility  3: expert volatility
+f4_replay      4: Routing Replay
+f5_precision   5: precision (premise, training on bf16 log-probs, fresh seeds)
+f6_variance    6: gradient variance
+f7_token_adv   7: GSPO-token with per-token advantages
+f8_dense       8: dense vs MoE
+bookkeeping    the specs, the core set, provenance
+page           compute → render → build / check
+"""
+
+from gspo_lab.findings.cli import main
+from gspo_lab.findings.page import build, check
+
+__all__ = ["build", "check", "main"]

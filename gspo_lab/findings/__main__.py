@@ -1,0 +1,3 @@
+from gspo_lab.findings.cli import main
+
+raise SystemExit(main())

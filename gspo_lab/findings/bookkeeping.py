@@ -1,0 +1,67 @@
+"""The page's last section: every spec with its set, cells and time; the core set, as stored and as timed."""
+
+from __future__ import annotations
+
+import json
+
+from gspo_lab.experiments.spec import cells, core_specs, load_spec
+from gspo_lab.experiments.store import finished, results_root
+from gspo_lab.findings.fmt import num
+from gspo_lab.paths import data_dir
+
+__all__ = ["section"]
+
+
+def _timing() -> dict:
+    """The stored timing of the core set (``scripts/time_core_set.sh`` writes it, with the comparison)."""
+    t = json.loads((results_root() / "core_timing.json").read_text())
+    c = t["compared_with_stored"]
+    what = (
+        "a regeneration from empty result and run folders"
+        if t["cells_skipped"] == 0
+        else f"a partial run ({t['cells_skipped']} of its cells were already stored)"
+    )
+    return {
+        "what": what,
+        "command": t["command"] or "gspo-lab sweep --core",
+        "workers": t["workers"],
+        "date": t["date"],
+        "cpus": t["machine"]["cpus"],
+        "commit": t["git_commit"][:7],
+        "cells": t["cells_run"],
+        "minutes": f"{t['wall_s'] / 60:.0f}",
+        "compared": {**c, "max_abs_diff": num(c["max_abs_diff"])},
+    }
+
+
+def section() -> tuple[dict, dict]:
+    rows, core_total = [], 0.0
+    for path in sorted((data_dir() / "specs").glob("*.toml")):
+        s = load_spec(path)
+        table = finished(s, "all")
+        n_cells = len(cells(s, "all"))
+        wall = float(table["wall_s"].sum()) if not table.empty else 0.0
+        if s.core and not table.empty:
+            core_keys = {c.key for c in cells(s, "confirm", core=True)}
+            core_total += float(table.loc[table.key.isin(core_keys), "wall_s"].sum())
+        label = s.core_label().removesuffix(" set").replace(" set at ", " at ")
+        rows.append(
+            [
+                f"`{s.name}`",
+                label,
+                "probe" if s.probe else "training",
+                n_cells // max(1, len(s.seeds("all"))),
+                f"{len(s.search_seeds)} / {len(s.confirm_seeds)}",
+                f"{len(table)}/{n_cells}",
+                f"{wall / 60:.0f} min",
+            ]
+        )
+    core = [{"name": s.name, "where": f" (at {s.core_where()})" if s.core_grid else ""} for s in core_specs()]
+    ctx = {
+        "rows": rows,
+        "core_minutes": f"{core_total / 60:.0f}",
+        "core_workers2": f"{core_total / 120:.0f}",
+        "timing": _timing(),
+        "core": core,
+    }
+    return ctx, {}

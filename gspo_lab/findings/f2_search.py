@@ -1,0 +1,145 @@
+"""Finding 2c: the search for the target regime (grad-norm clip 1.0, M ≤ 8) on search seeds, and the stability map
+of every ``moe-sort`` L = 12 run of finding 2.
+
+Rule ``f2.search`` (:func:`search_hit`), declared in every search spec before its runs: a searched regime
+*qualifies* (goes to a confirmation spec with fresh seeds) when GRPO collapsed on every search seed and GSPO on none.
+The target setting (issue 9) is grad clip 1.0 with M ≤ ``TARGET_MAX_MINIBATCHES``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gspo_lab.experiments.store import finished
+from gspo_lab.findings.fmt import clip_label, num
+from gspo_lab.findings.rules import Rule, Verdict, register
+from gspo_lab.findings.tables import progress, spec, with_base
+
+__all__ = ["SEARCH", "SEARCH_SPECS", "MAP_SPECS", "search_hit", "section", "map_section"]
+
+SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_noclip", "f2_search_add")
+#: the stability map: finding 2's confirmed regime, the searches and the clipped candidate on fresh seeds
+MAP_SPECS = ("f2_collapse_moe", *SEARCH_SPECS)
+#: the coordinates of a searched regime (finding 2c), from a spec's grid or its base
+SEARCH_REGIME = ("grad_clip", "checkpoint", "lr", "minibatches", "length")
+#: the target setting (issue 9): grad-norm clip 1.0 and at most this many minibatches per rollout batch
+TARGET_MAX_MINIBATCHES = 8
+
+SEARCH = register(
+    Rule(
+        "f2.search",
+        "2c",
+        {"target": "the target setting", "outside": "outside the target setting", "none": "does not qualify"},
+        {"TARGET_MAX_MINIBATCHES": TARGET_MAX_MINIBATCHES},
+        declared="each data/specs/f2_search_*.toml, before its runs",
+        marker="A regime where GRPO collapses on both search seeds and GSPO on\\nneither",
+    )
+)
+
+
+def search_hit(grpo: pd.Series, gspo: pd.Series, seeds: int, clip: str, minibatches: int) -> Verdict:
+    """``f2.search`` on one regime's collapsed flags per search seed (module docstring)."""
+    qualifies = len(grpo) == seeds == len(gspo) and bool(grpo.all()) and not bool(gspo.any())
+    target = clip == "1" and minibatches <= TARGET_MAX_MINIBATCHES
+    return SEARCH.verdict(("target" if target else "outside") if qualifies else "none")
+
+
+def section() -> tuple[dict, dict]:
+    specs = [spec(name) for name in SEARCH_SPECS]
+    tables = []
+    for s in specs:
+        t = finished(s, "search")
+        if not t.empty:
+            t = with_base(s, t, SEARCH_REGIME).assign(spec=s.name).astype({"minibatches": int, "length": int})
+            tables.append(t.assign(grad_clip=t["grad_clip"].map(clip_label)))
+    table = pd.concat(tables, ignore_index=True)
+    regime = ["spec", *SEARCH_REGIME]
+    rows, hits = [], []
+    for (name, clip, ckpt, lr, m, length, objective), group in table.groupby([*regime, "objective"], sort=True):
+        k = int(group["collapsed"].astype(bool).sum())
+        finals = ", ".join(num(v) for v in group.sort_values("seed")["eval_final"])
+        rows.append(
+            [
+                f"`{name}`",
+                clip,
+                ckpt,
+                num(lr),
+                m,
+                length,
+                objective.upper(),
+                len(group),
+                f"{k}/{len(group)}",
+                finals,
+                num(group["clip_token_frac"].mean()),
+            ]
+        )
+    for (name, clip, ckpt, lr, m, length), group in table.groupby(regime, sort=True):
+        g, s = group[group.objective == "grpo"], group[group.objective == "gspo"]
+        v = search_hit(g["collapsed"], s["collapsed"], len(spec(name).search_seeds), clip, m)
+        if v.outcome != "none":
+            hits.append({"checkpoint": ckpt, "lr": num(lr), "m": m, "length": length, "clip": clip, "verdict": v})
+    ctx = {
+        "progress": [progress(s, "search") for s in specs],
+        "rows": rows,
+        "hits": hits,
+        "points": table.groupby(regime).ngroups,
+    }
+    return ctx, {}
+
+
+def map_section() -> tuple[dict, dict]:
+    """Every moe-sort L = 12 cell of finding 2's specs (confirmation and search seeds), as a stability map."""
+    parts = []
+    for name in MAP_SPECS:
+        s = spec(name)
+        t = finished(s, "all")
+        if not t.empty:
+            parts.append(with_base(s, t, SEARCH_REGIME))
+    t = pd.concat(parts, ignore_index=True)
+    t = t[(t.checkpoint == "moe-sort") & (t.length == 12)]
+    if "routing_replay" in t:
+        t = t[~t["routing_replay"].fillna(False).astype(bool)]
+    t = t.assign(clip=t["grad_clip"].map(clip_label), collapsed=t["collapsed"].astype(bool))
+    data = t.groupby(["clip", "lr", "minibatches", "objective"])["collapsed"].agg(k="sum", n="count").reset_index()
+    summary = []
+    for clip, d in data.groupby("clip", sort=False):
+        w = d.pivot_table(index=["lr", "minibatches"], columns="objective", values=["k", "n"]).dropna()
+        rate = w["k"] / w["n"]
+        summary.append(
+            {
+                "clip": clip,
+                "grpo": f"{int(w['k']['grpo'].sum())}/{int(w['n']['grpo'].sum())}",
+                "gspo": f"{int(w['k']['gspo'].sum())}/{int(w['n']['gspo'].sum())}",
+                "more": int((rate["grpo"] > rate["gspo"]).sum()),
+                "fewer": int((rate["grpo"] < rate["gspo"]).sum()),
+                "points": len(w),
+            }
+        )
+    return {"summary": summary}, {"f2_map": (data, _plot_map)}
+
+
+def _plot_map(data: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from gspo_lab.plots import color
+
+    clips = sorted(set(data["clip"]), key=lambda c: c != "off")
+    lrs, ms = sorted(set(data["lr"])), sorted(set(data["minibatches"]))
+    fig, axes = plt.subplots(1, len(clips), figsize=(4.6 * len(clips), 3.4), sharey=True, squeeze=False)
+    for ax, clip in zip(axes[0], clips, strict=True):
+        for row in data[data["clip"] == clip].itertuples():
+            x = lrs.index(row.lr) + (-0.2 if row.objective == "grpo" else 0.2)
+            y = ms.index(row.minibatches)
+            c = color(row.objective)
+            ax.scatter(x, y, s=420, marker="s", color=c, alpha=0.12 + 0.88 * row.k / row.n, edgecolors=c)
+            ax.annotate(f"{row.k}/{row.n}", (x, y), ha="center", va="center", fontsize=7)
+        ax.set_xticks(range(len(lrs)), [f"{lr:.2g}" for lr in lrs], fontsize=8)
+        ax.set(xlim=(-0.6, len(lrs) - 0.4), ylim=(-0.6, len(ms) - 0.4), xlabel="learning rate")
+        ax.set_title(f"grad-norm clip {clip}")
+        ax.set_yticks(range(len(ms)), [str(m) for m in ms])
+    axes[0][0].set_ylabel("minibatches per rollout (M)")
+    for objective in ("grpo", "gspo"):
+        axes[0][-1].scatter([], [], marker="s", color=color(objective), label=f"{objective.upper()}: collapsed / runs")
+    axes[0][-1].legend(frameon=False, fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,71 @@
+"""Finding 7: GSPO-token with per-token advantages (beyond the paper) — ``f7_token_advantages``.
+
+Rule ``f7.token_credit`` (:func:`credit_verdict`), declared in ``f7_token_advantages.toml`` before its runs: per-token
+credit *helps* if GSPO-token's held-out accuracy exceeds GSPO's, paired per seed, with the mean difference's 95 %
+bootstrap interval above 0; else *no gain shown*.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gspo_lab.experiments.stats import bootstrap_ci, paired_diff
+from gspo_lab.experiments.store import finished
+from gspo_lab.findings.fmt import diff_cell, mean_ci, num, summary
+from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
+from gspo_lab.findings.tables import progress, spec
+
+__all__ = ["CREDIT", "credit_verdict", "section"]
+
+BASE = "gspo λ=0"
+CREDIT = register(
+    Rule(
+        "f7.token_credit",
+        "7",
+        {"helps": "helps", "none": "no gain shown"},
+        {},
+        declared="data/specs/f7_token_advantages.toml, before its runs",
+        marker="per-token credit helps if GSPO-token",
+    )
+)
+
+
+def credit_verdict(diff: pd.Series) -> Verdict:
+    """``f7.token_credit`` on the per-seed differences GSPO-token (λ) − GSPO (module docstring)."""
+    if len(diff) < 2:
+        return CREDIT.verdict(PENDING)
+    lo, _ = bootstrap_ci(list(diff))
+    return CREDIT.verdict("helps" if lo > 0 else "none")
+
+
+def section() -> tuple[dict, dict]:
+    s = spec("f7_token_advantages")
+    table = finished(s, "confirm")
+    table = table.assign(arm_id=table["objective"] + " λ=" + table["token_advantage"].map(lambda v: f"{float(v):g}"))
+    rows, diffs = [], {}
+    for arm_id, group in table.groupby("arm_id", sort=True):
+        diff = paired_diff(table, arm_id, BASE, "eval_final") if arm_id != BASE else None
+        diffs[arm_id] = diff
+        objective, lam = arm_id.split(" λ=")
+        rows.append(
+            [
+                objective.upper().replace("_TOKEN", "-token"),
+                lam,
+                len(group),
+                num(group["clip_token_frac"].mean()),
+                mean_ci(summary(group["eval_final"])),
+                diff_cell(diff) if diff is not None else "(reference)",
+            ]
+        )
+    verdicts = []
+    for arm_id in ("gspo_token λ=0.5", "gspo_token λ=1"):
+        d = diffs[arm_id]
+        verdicts.append(
+            {
+                "lam": arm_id.split("=")[1],
+                "verdict": credit_verdict(d),
+                "mean": num(d.mean()),
+                "low": num(bootstrap_ci(list(d))[0]),
+            }
+        )
+    return {"progress": progress(s), "rows": rows, "verdicts": verdicts}, {}

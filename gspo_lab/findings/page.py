@@ -1,0 +1,137 @@
+"""The page: every finding's numbers and verdicts, rendered through the Markdown templates, its figures and their
+lock file; and the check that the committed page matches the stored results.
+
+The templates (``gspo_lab/findings/templates/``, Jinja2) hold the prose; they loop over rows and verdicts but never
+decide (``tests/test_findings.py`` rejects an ``if`` in them). Each figure's input data (a table) is hashed into
+``docs/findings.lock.json``; the check recomputes the tables and compares the hashes (pixels are not compared: fonts
+differ between machines), and compares the page's text exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+import gspo_lab.findings.bookkeeping as bookkeeping
+import gspo_lab.findings.f1_clipping as f1_clipping
+import gspo_lab.findings.f2_collapse as f2_collapse
+import gspo_lab.findings.f2_mechanism as f2_mechanism
+import gspo_lab.findings.f2_search as f2_search
+import gspo_lab.findings.f2_spikes as f2_spikes
+import gspo_lab.findings.f3_volatility as f3_volatility
+import gspo_lab.findings.f4_replay as f4_replay
+import gspo_lab.findings.f5_precision as f5_precision
+import gspo_lab.findings.f6_variance as f6_variance
+import gspo_lab.findings.f7_token_adv as f7_token_adv
+import gspo_lab.findings.f8_dense as f8_dense
+from gspo_lab.findings.fmt import FILTERS
+from gspo_lab.paths import repo_root
+
+__all__ = ["SECTIONS", "TEMPLATES", "compute", "render", "build", "check", "md_table"]
+
+TEMPLATES = Path(__file__).parent / "templates"
+#: context name -> the section function that computes it: () -> (context, {figure name: (data, plot function)})
+SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
+    "f1": f1_clipping.section,
+    "f1_eps": f1_clipping.eps_section,
+    "f2": f2_collapse.section,
+    "f2_dense": f2_collapse.dense_section,
+    "f2_search": f2_search.section,
+    "f2_map": f2_search.map_section,
+    "f2d": f2_spikes.section,
+    "f2_confirm": f2_mechanism.confirm_section,
+    "f2e": f2_mechanism.section,
+    "f3": f3_volatility.section,
+    "f4": f4_replay.section,
+    "f5": f5_precision.section,
+    "f5_train": f5_precision.train_section,
+    "f5_confirm": f5_precision.confirm_section,
+    "f6": f6_variance.section,
+    "f7": f7_token_adv.section,
+    "f8": f8_dense.section,
+    "specs": bookkeeping.section,
+}
+
+
+def _docs() -> Path:
+    return repo_root() / "docs"
+
+
+def md_table(header: list[str], rows: list[list]) -> str:
+    """A Markdown table (the templates' ``table``); "(no results yet)" without rows."""
+    if not rows:
+        return "(no results yet)"
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
+
+
+def _sep(loop, between: str = "; ", last: str = "") -> str:
+    """The separator after a loop item: ``between``, or ``last`` after the final one."""
+    return last if loop.last else between
+
+
+def _lead(loop, first: str, other: str) -> str:
+    """The text before a loop item: ``first`` before the first one, ``other`` before the rest."""
+    return first if loop.first else other
+
+
+def compute() -> tuple[dict, dict]:
+    """Every section's context and figures."""
+    context, figures = {}, {}
+    for name, section in SECTIONS.items():
+        context[name], figs = section()
+        figures.update(figs)
+    return context, figures
+
+
+def render(context: dict) -> str:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters.update(FILTERS)
+    env.globals.update(table=md_table, sep=_sep, lead=_lead)
+    return env.get_template("page.md").render(**context)
+
+
+def _hash(data: pd.DataFrame) -> str:
+    return hashlib.sha256(data.to_csv(index=False, float_format="%.12g").encode()).hexdigest()
+
+
+def build() -> Path:
+    """Regenerate the page, its figures and the lock file."""
+    context, figures = compute()
+    docs = _docs()
+    lock = {}
+    (docs / "figures").mkdir(parents=True, exist_ok=True)
+    for name, (data, plot) in figures.items():
+        fig = plot(data)
+        fig.savefig(docs / "figures" / f"{name}.png", dpi=110, bbox_inches="tight")
+        lock[name] = _hash(data)
+    (docs / "findings.md").write_text(render(context))
+    (docs / "findings.lock.json").write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
+    return docs / "findings.md"
+
+
+def check(context_and_figures: tuple[dict, dict] | None = None) -> list[str]:
+    """Differences between the committed page / figure inputs and a regeneration from data/results (empty = none)."""
+    context, figures = context_and_figures or compute()
+    problems = []
+    if (_docs() / "findings.md").read_text() != render(context):
+        problems.append("docs/findings.md differs from its regeneration (run python -m gspo_lab.findings)")
+    lock = json.loads((_docs() / "findings.lock.json").read_text())
+    now = {name: _hash(data) for name, (data, _) in figures.items()}
+    for name in sorted(set(lock) | set(now)):
+        if lock.get(name) != now.get(name):
+            problems.append(f"figure {name}: its input data changed (or it is new / gone)")
+    return problems

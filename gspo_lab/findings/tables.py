@@ -1,0 +1,117 @@
+"""Tables several findings read: a spec's progress, arm names, a regime's fixed coordinates, collapse rows with
+their sensitivity endpoints, per-run gradient-norm spikes."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gspo_lab.experiments.spec import Spec, cells, spec_named
+from gspo_lab.experiments.stats import rate_table
+from gspo_lab.experiments.store import finished, load_result, result_path
+from gspo_lab.experiments.summary import endpoints
+from gspo_lab.findings.fmt import clip_label, mean_ci, num, rate_cell, summary
+
+__all__ = [
+    "spec",
+    "progress",
+    "arm_name",
+    "with_base",
+    "collapse_rows",
+    "with_endpoints",
+    "spike_table",
+    "MODELS",
+    "SPIKE_EARLY_ROLLOUTS",
+    "EARLY_ROLLOUTS",
+    "EARLY_NORM",
+]
+
+#: finding 2's two cold starts, as the page names them
+MODELS = {"moe-sort": "MoE", "dense-sort": "dense"}
+#: the typical update is read over the first rollouts, before the earliest collapse (rollout 20) in finding 2's runs
+SPIKE_EARLY_ROLLOUTS = 10
+#: post hoc (2e): the share of rollouts 0..EARLY_ROLLOUTS-1 holding an update whose norm exceeds EARLY_NORM (the
+#: grad-clip arm's cap), read from the stored per-rollout maxima
+EARLY_ROLLOUTS, EARLY_NORM = 20, 10.0
+
+
+def spec(name: str) -> Spec:
+    return spec_named(name)
+
+
+def progress(s: Spec, seeds: str = "confirm") -> dict:
+    """``{done, total, spec, set}``: finished cells of a seed set, for the template's ``progress`` macro."""
+    total = len(cells(s, seeds))
+    return {"done": len(finished(s, seeds)) if total else 0, "total": total, "spec": s.name, "set": s.core_label()}
+
+
+def arm_name(row) -> str:
+    from gspo_lab.plots import label
+
+    return label(row["objective"]) + (" + Routing Replay" if row.get("routing_replay") else "")
+
+
+def with_base(s: Spec, table: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    """``table`` with each of ``columns`` present: from the grid where the spec varies it, else from its ``[base]``."""
+    return table.assign(**{c: s.base[c] for c in columns if c not in table or table[c].isna().all()})
+
+
+def with_endpoints(s: Spec, table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (a spec's merged rows) with the sensitivity endpoints of each cell (``late_acc``, ``collapsed_two``,
+    ``margin_prompts``; :func:`gspo_lab.experiments.summary.endpoints`) read from its stored evaluation rows."""
+    by_key = {c.key: c for c in cells(s, "all")}
+    rows = [endpoints(load_result(result_path(by_key[k]))) for k in table["key"]]
+    return table.assign(**{name: [r[name] for r in rows] for name in ("late_acc", "collapsed_two", "margin_prompts")})
+
+
+def collapse_rows(table: pd.DataFrame, with_expert: bool = True) -> list[list[str]]:
+    """Per (grad clip, arm): the collapse rate, held-out accuracy start → final, clipped tokens (, expert change)."""
+    table = table.assign(arm=table.apply(arm_name, axis=1), clip=table["grad_clip"].map(clip_label))
+    rates = rate_table(table, ["clip", "arm"]).set_index(["clip", "arm"])
+    rows = []
+    for (clip, arm), group in table.groupby(["clip", "arm"], sort=True):
+        final = summary(group["eval_final"])
+        row = [
+            clip,
+            arm,
+            rate_cell(rates.loc[(clip, arm)]),
+            f"{num(group['eval_start'].mean())} → {mean_ci(final)}",
+            num(group["clip_token_frac"].mean()),
+        ]
+        rows.append(row + ([num(group["expert_change"].mean())] if with_expert else []))
+    return rows
+
+
+def spike_table(s: Spec) -> pd.DataFrame:
+    """Per confirmation cell: the typical update's gradient norm (median over the first SPIKE_EARLY_ROLLOUTS rollouts
+    of the per-rollout mean: before any run collapsed, when a dead policy's zero gradients would drag it to 0), the
+    run's largest (max of the per-rollout max) and the rollout it came in; with the cell's grid point and summary."""
+    rows = []
+    merged = finished(s, "confirm")
+    if merged.empty:
+        return pd.DataFrame()
+    merged = merged.set_index("key")
+    for cell in cells(s, "confirm"):
+        path = result_path(cell)
+        if not path.exists():
+            continue
+        pr = load_result(path)["per_rollout"]
+        typical = pd.Series(pr["grad/norm:mean"][:SPIKE_EARLY_ROLLOUTS], dtype=float).median()
+        peak = pd.Series(pr["grad/norm:max"], dtype=float)
+        m = merged.loc[cell.key]
+        early = peak.iloc[:EARLY_ROLLOUTS]  # before the earliest collapse of finding 2's runs (rollout 20)
+        rows.append(
+            {
+                **cell.point,
+                "seed": cell.seed,
+                "typical": typical,
+                "peak": peak.max(),
+                "early_above": float((early > EARLY_NORM).mean()),
+                "peak_rollout": int(pr["rollout"][int(peak.idxmax())]),
+                "collapsed": bool(m["collapsed"]),
+                "collapse_rollout": m["collapse_rollout"],
+                "eval_start": m["eval_start"],
+                "eval_final": m["eval_final"],
+                "key": cell.key,
+            }
+        )
+    return pd.DataFrame(rows)
