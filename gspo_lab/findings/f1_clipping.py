@@ -38,6 +38,7 @@ CLIP_RATIO = register(
         {"REPRODUCED_RATIO": REPRODUCED_RATIO, "PARTLY_RATIO": PARTLY_RATIO},
         declared="gspo_lab/nb/findings.py, after the headline arm's GRPO cells had run",
         marker="F1_REPRODUCED_RATIO = 30.0",
+        specs=("f1_clip_fractions",),
         post_hoc=True,
     )
 )

@@ -49,6 +49,7 @@ COLLAPSE = register(
         },
         declared="issue 9's target rule, before the runs",
         marker="GRPO collapses where GSPO does not",
+        specs=("f2_collapse_moe",),
     )
 )
 DENSE = register(
@@ -59,6 +60,7 @@ DENSE = register(
         {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "STABLE_AT_MOST": STABLE_AT_MOST},
         declared="data/specs/f2_collapse_dense.toml, before its runs",
         marker="is not MoE-specific at this scale",
+        specs=("f2_collapse_dense",),
     )
 )
 

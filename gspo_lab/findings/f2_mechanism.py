@@ -57,6 +57,7 @@ TARGET = register(
         {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "TARGET_GSPO_AT_MOST": TARGET_GSPO_AT_MOST},
         declared="issue 9 and data/specs/f2_confirm_clip.toml, before the runs",
         marker="Target (issue): GRPO collapsed",
+        specs=("f2_confirm_clip",),
     )
 )
 #: (objective, grad clip) -> the arm's rule; low: its outcome at <= STABLE_AT_MOST of 5, high: >= COLLAPSES_AT_LEAST
@@ -73,6 +74,7 @@ INTERVENTIONS = {
             {**_CLASSES, "PEAK_GSPO_RANGE": PEAK_GSPO_RANGE},
             declared="data/specs/f2_mechanism.toml, before its runs",
             marker="`grpo_dual_clip`, grad clip off",
+            specs=("f2_mechanism",),
         )
     ),
     ("grpo", "10"): register(
@@ -87,6 +89,7 @@ INTERVENTIONS = {
             _CLASSES,
             declared="data/specs/f2_mechanism.toml, before its runs",
             marker="`grpo` at grad clip 10",
+            specs=("f2_mechanism",),
         )
     ),
     ("grpo", "30"): register(
@@ -101,6 +104,7 @@ INTERVENTIONS = {
             _CLASSES,
             declared="data/specs/f2_clip_dose.toml, before its runs",
             marker="GRPO at grad clip 30 (~8x",
+            specs=("f2_clip_dose",),
         )
     ),
 }
@@ -112,7 +116,8 @@ DOSE_CONFIRM = register(
         {"confirmed": "confirmed", "not": "not confirmed"},
         _CLASSES,
         declared="data/specs/f2_clip_dose_confirm.toml, before its runs",
-        marker="the difference is confirmed\nif",
+        marker="Declared: the difference is confirmed",
+        specs=("f2_clip_dose_confirm",),
     )
 )
 

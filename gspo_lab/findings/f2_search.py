@@ -32,7 +32,8 @@ SEARCH = register(
         {"target": "the target setting", "outside": "outside the target setting", "none": "does not qualify"},
         {"TARGET_MAX_MINIBATCHES": TARGET_MAX_MINIBATCHES},
         declared="each data/specs/f2_search_*.toml, before its runs",
-        marker="A regime where GRPO collapses on both search seeds and GSPO on\\nneither",
+        marker="A regime where GRPO collapses on both search seeds",
+        specs=("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_noclip", "f2_search_add"),
     )
 )
 

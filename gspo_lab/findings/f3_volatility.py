@@ -39,6 +39,7 @@ VOLATILITY = register(
         {"PAPER_CHANGE": PAPER_CHANGE},
         declared="gspo_lab/nb/findings.py, with its results",
         marker="F3_PAPER_CHANGE = 0.10",
+        specs=("p3_expert_volatility",),
         post_hoc=True,
     )
 )
@@ -50,6 +51,7 @@ FACTOR = register(
         {"FACTOR_BAND": FACTOR_BAND},
         declared="gspo_lab/nb/findings.py, with its results",
         marker="ratio.min() > 1.1 or ratio.max() < 0.9",
+        specs=("p3_expert_volatility",),
         post_hoc=True,
     )
 )

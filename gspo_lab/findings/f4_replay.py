@@ -29,6 +29,7 @@ REPLAY = register(
         {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "STABLE_AT_MOST": STABLE_AT_MOST},
         declared="docs/findings.template.md, after f2_collapse_moe had run",
         marker="R2 prevented GRPO's collapse",
+        specs=("f2_collapse_moe",),
         post_hoc=True,
     )
 )

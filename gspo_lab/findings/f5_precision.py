@@ -50,6 +50,7 @@ PREMISE = register(
         {},
         declared="gspo_lab/nb/findings.py, with its results",
         marker="the paper's premise holds at toy scale",
+        specs=("p5_precision",),
         post_hoc=True,
     )
 )
@@ -65,6 +66,7 @@ CLAIM = register(
         {"CLOSE_ACC": CLOSE_ACC},
         declared="data/specs/f5_precision_train.toml, before its runs",
         marker="if GSPO on bf16 log-probs ends within 0.05 held-out accuracy",
+        specs=("f5_precision_train",),
     )
 )
 NONZERO = register(
@@ -75,6 +77,7 @@ NONZERO = register(
         {},
         declared="gspo_lab/nb/findings.py, after the runs (a description)",
         marker="interval excludes 0)",
+        specs=("f5_precision_train",),
         post_hoc=True,
     )
 )
@@ -86,6 +89,7 @@ CONFIRM = register(
         {},
         declared="data/specs/f5_precision_confirm.toml, before its runs",
         marker="the gain is confirmed if",
+        specs=("f5_precision_confirm",),
     )
 )
 

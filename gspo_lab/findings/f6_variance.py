@@ -27,6 +27,7 @@ GROWS = register(
         {},
         declared="data/specs/p6_gradient_noise.toml, before its runs",
         marker="argument predicts noise_ratio > 1",
+        specs=("p6_gradient_noise",),
     )
 )
 CLIPPED = register(
@@ -37,6 +38,7 @@ CLIPPED = register(
         {},
         declared="gspo_lab/nb/findings.py, after the runs",
         marker="clipping cuts off the stale tokens' weights",
+        specs=("p6_gradient_noise",),
         post_hoc=True,
     )
 )

@@ -26,6 +26,7 @@ CREDIT = register(
         {},
         declared="data/specs/f7_token_advantages.toml, before its runs",
         marker="per-token credit helps if GSPO-token",
+        specs=("f7_token_advantages",),
     )
 )
 

@@ -31,7 +31,7 @@ import gspo_lab.findings.f8_dense as f8_dense
 from gspo_lab.findings.fmt import FILTERS
 from gspo_lab.paths import repo_root
 
-__all__ = ["SECTIONS", "TEMPLATES", "compute", "render", "build", "check", "md_table"]
+__all__ = ["SECTIONS", "TEMPLATES", "rule_markers", "compute", "render", "build", "check", "md_table"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 #: context name -> the section function that computes it: () -> (context, {figure name: (data, plot function)})
@@ -77,6 +77,13 @@ def _sep(loop, between: str = "; ", last: str = "") -> str:
 def _lead(loop, first: str, other: str) -> str:
     """The text before a loop item: ``first`` before the first one, ``other`` before the rest."""
     return first if loop.first else other
+
+
+def rule_markers() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Every registered rule's marker and specs (for :mod:`gspo_lab.experiments.provenance`)."""
+    from gspo_lab.findings.rules import RULES
+
+    return {name: (rule.marker, rule.specs) for name, rule in RULES.items()}
 
 
 def compute() -> tuple[dict, dict]:

@@ -68,6 +68,7 @@ class Rule:
     declared: str = ""  # where and when: "data/specs/f2_mechanism.toml, before its runs", or "after its results"
     marker: str = ""  # text whose first commit introduced the rule (provenance)
     post_hoc: bool = False  # its thresholds were set after the results it classifies
+    specs: tuple[str, ...] = ()  # the specs whose stored cells it classifies (provenance: cells before / after it)
 
     def verdict(self, outcome: str, provisional: str = "") -> Verdict:
         if outcome == PENDING:
