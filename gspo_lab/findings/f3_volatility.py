@@ -1,11 +1,17 @@
 """Finding 3: expert volatility (paper §5.3) — the probe ``p3_expert_volatility``.
 
-Rule ``f3.volatility`` (:func:`volatility_verdict`): the paper's figure is ≈ ``PAPER_CHANGE`` of the top-k sets
-changed after one update (48 layers). Not yet a rule of the data: the verdict is a fixed string (issue 14).
+Rule ``f3.volatility`` (:func:`volatility_verdict`) on ``moe-sort``'s change after one update (seed mean per learning
+rate): *reproduced* if it lies within a factor ``WITHIN_FACTOR`` of the paper's ≈ ``PAPER_CHANGE`` at every grid
+learning rate from ``TRAINED_LRS[0]`` to ``TRAINED_LRS[1]`` (the range the kit's training specs use), *partly
+reproduced* if it does at some grid learning rate, else *not reproduced*. Set after the results (post hoc), replacing a
+verdict string that did not read the data.
 
-Rule ``f3.factor`` (:func:`factor_verdict`), per one-factor variant of the ``sweep`` preset: the ratio of seed means
-to ``BASE`` at each learning rate; *raises it* if every ratio exceeds ``1 + FACTOR_BAND``, *lowers it* if every ratio
-is below ``1 − FACTOR_BAND``, else *has no consistent effect*. The band was set with the results it classifies.
+Rule ``f3.factor`` (:func:`factor_verdict`), per one-factor variant of the ``sweep`` preset against ``BASE``: at each
+learning rate, the variant's 95 % bootstrap interval over seeds lies above the base's (*higher*), below it (*lower*),
+or the two overlap; the variant *raises it* when it is higher at ≥ 1 learning rate and lower at none, *lowers it* in
+the mirror case, is *mixed* when both occur, and *no separated effect* when neither does. Set after the results (post
+hoc), replacing a ±10 % band on ratios of means that called a factor separated at two learning rates "no consistent
+effect".
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import pandas as pd
 
 from gspo_lab.experiments.store import finished
 from gspo_lab.findings.fmt import mean_ci, num, summary
-from gspo_lab.findings.rules import Rule, Verdict, register
+from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import progress, spec
 
 __all__ = ["VOLATILITY", "FACTOR", "volatility_verdict", "factor_verdict", "section", "PAPER_CHANGE"]
@@ -29,16 +35,24 @@ FACTORS = {
     "sweep-k4-sort": "top-4",
     "moe-sort": "hidden 128 and 16 experts (moe-sort)",
 }
-FACTOR_BAND = 0.1
+#: the paper's ≈ 10 % counts as reproduced within this factor either way
+WITHIN_FACTOR = 2.0
+#: the learning rates the kit's training specs use on the MoE cold starts (f1: 3e-5, f2: 5e-5, f2_confirm_clip: 1e-4)
+TRAINED_LRS = (3e-5, 1e-4)
 
 VOLATILITY = register(
     Rule(
         "f3.volatility",
         "3",
-        {"partly": "partly reproduced"},
-        {"PAPER_CHANGE": PAPER_CHANGE},
-        declared="gspo_lab/nb/findings.py, with its results",
-        marker="F3_PAPER_CHANGE = 0.10",
+        {"reproduced": "reproduced", "partly": "partly reproduced", "not": "not reproduced"},
+        {
+            "PAPER_CHANGE": PAPER_CHANGE,
+            "WITHIN_FACTOR": WITHIN_FACTOR,
+            "TRAINED_LR_MIN": TRAINED_LRS[0],
+            "TRAINED_LR_MAX": TRAINED_LRS[1],
+        },
+        declared="gspo_lab/findings/f3_volatility.py, after the results (post hoc)",
+        marker="WITHIN_FACTOR = 2.0",
         specs=("p3_expert_volatility",),
         post_hoc=True,
     )
@@ -47,27 +61,47 @@ FACTOR = register(
     Rule(
         "f3.factor",
         "3",
-        {"raises": "raises it", "lowers": "lowers it", "none": "has no consistent effect"},
-        {"FACTOR_BAND": FACTOR_BAND},
-        declared="gspo_lab/nb/findings.py, with its results",
-        marker="ratio.min() > 1.1 or ratio.max() < 0.9",
+        {"raises": "raises it", "lowers": "lowers it", "mixed": "mixed", "none": "no separated effect"},
+        {"LEVEL": 0.95},
+        declared="gspo_lab/findings/f3_volatility.py, after the results (post hoc)",
+        marker="def separation(variant: pd.Series, base: pd.Series)",
         specs=("p3_expert_volatility",),
         post_hoc=True,
     )
 )
 
 
-def volatility_verdict(table: pd.DataFrame) -> Verdict:
-    return VOLATILITY.verdict("partly")
+def volatility_verdict(table: pd.DataFrame, checkpoint: str = "moe-sort") -> Verdict:
+    """``f3.volatility`` on the probe's table (columns checkpoint, lr, change_k1; module docstring)."""
+    means = table[table.checkpoint == checkpoint].groupby("lr")["change_k1"].mean()
+    if means.empty:
+        return VOLATILITY.verdict(PENDING)
+    within = (means >= PAPER_CHANGE / WITHIN_FACTOR) & (means <= PAPER_CHANGE * WITHIN_FACTOR)
+    trained = within[(within.index >= TRAINED_LRS[0]) & (within.index <= TRAINED_LRS[1])]
+    if len(trained) and trained.all():
+        return VOLATILITY.verdict("reproduced")
+    return VOLATILITY.verdict("partly" if within.any() else "not")
 
 
-def factor_verdict(ratio: pd.Series) -> Verdict:
-    """``f3.factor`` on one variant's per-lr ratios of seed means to BASE (module docstring)."""
-    if ratio.min() > 1 + FACTOR_BAND:
-        return FACTOR.verdict("raises")
-    if ratio.max() < 1 - FACTOR_BAND:
-        return FACTOR.verdict("lowers")
-    return FACTOR.verdict("none")
+def separation(variant: pd.Series, base: pd.Series) -> int:
+    """+1 / −1 when the 95 % bootstrap interval over seeds of ``variant`` lies above / below that of ``base``, else 0."""
+    v, b = summary(variant), summary(base)
+    return 1 if v["ci_low"] > b["ci_high"] else (-1 if v["ci_high"] < b["ci_low"] else 0)
+
+
+def factor_verdict(table: pd.DataFrame, checkpoint: str, base: str = BASE) -> tuple[Verdict, int, int]:
+    """``f3.factor`` for one variant on the probe's table (module docstring); with the number of learning rates
+    where the two separate and where both were measured."""
+    signs = []
+    for lr, g in table[table.checkpoint == checkpoint].groupby("lr"):
+        b = table[(table.checkpoint == base) & (table.lr == lr)]
+        if len(b):
+            signs.append(separation(g["change_k1"], b["change_k1"]))
+    if not signs:
+        return FACTOR.verdict(PENDING), 0, 0
+    up, down = 1 in signs, -1 in signs
+    outcome = "mixed" if up and down else ("raises" if up else ("lowers" if down else "none"))
+    return FACTOR.verdict(outcome), sum(x != 0 for x in signs), len(signs)
 
 
 def section() -> tuple[dict, dict]:
@@ -87,14 +121,22 @@ def section() -> tuple[dict, dict]:
             ]
         )
     moe = table[table.checkpoint == "moe-sort"].groupby("lr")["change_k1"].mean()
-    reach = [lr for lr, v in moe.items() if v >= PAPER_CHANGE / 2]
+    within = [num(lr) for lr, v in moe.items() if PAPER_CHANGE / WITHIN_FACTOR <= v <= PAPER_CHANGE * WITHIN_FACTOR]
     base = table[table.checkpoint == BASE].groupby("lr")["change_k1"].mean()
     factors = []
     for ckpt, what in FACTORS.items():
         ratio = (table[table.checkpoint == ckpt].groupby("lr")["change_k1"].mean() / base).dropna()
         if not ratio.empty:
+            verdict, separated, of = factor_verdict(table, ckpt)
             factors.append(
-                {"what": what, "min": num(ratio.min(), 2), "max": num(ratio.max(), 2), "verdict": factor_verdict(ratio)}
+                {
+                    "what": what,
+                    "min": num(ratio.min(), 2),
+                    "max": num(ratio.max(), 2),
+                    "verdict": verdict,
+                    "separated": separated,
+                    "of": of,
+                }
             )
     ctx = {
         "progress": progress(s),
@@ -106,7 +148,8 @@ def section() -> tuple[dict, dict]:
             "max": num(moe.max()),
             "lr_min": num(moe.index.min()),
             "lr_max": num(moe.index.max()),
-            "reach": num(min(reach)) if reach else "— (never)",
+            "within": ", ".join(within) or "none of the grid's",
+            "trained": f"{num(TRAINED_LRS[0])}–{num(TRAINED_LRS[1])}",
         },
     }
     data = table[["checkpoint", "lr", "seed", "change_k1", "change_kK"]]

@@ -47,6 +47,12 @@ class Verdict:
     outcome: str
     label: str
     provisional: str = ""  # e.g. "3 of 5 seeds finished"; empty when every declared cell is in
+    post_hoc: bool = False  # the rule's thresholds were set after the results it classifies
+
+    @property
+    def when(self) -> str:
+        """`` (post hoc: rule set after its results)`` for a post hoc rule, else empty."""
+        return " (post hoc: rule set after its results)" if self.post_hoc else ""
 
     @property
     def note(self) -> str:
@@ -75,7 +81,7 @@ class Rule:
             return Verdict(self.name, PENDING, PENDING)
         if outcome not in self.outcomes:
             raise ValueError(f"rule {self.name}: outcome must be one of {sorted(self.outcomes)}, got {outcome!r}")
-        return Verdict(self.name, outcome, self.outcomes[outcome], provisional)
+        return Verdict(self.name, outcome, self.outcomes[outcome], provisional, self.post_hoc)
 
 
 RULES: dict[str, Rule] = {}
