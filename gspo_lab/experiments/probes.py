@@ -20,6 +20,7 @@ from dataclasses import replace
 import torch
 
 from gspo_lab.config import TrainConfig
+from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP
 
 __all__ = ["PROBES", "probe_params", "run_probe", "expert_volatility", "precision", "gradient_noise"]
 
@@ -68,10 +69,10 @@ def _quantiles(x: torch.Tensor, prefix: str) -> dict:
 def precision(
     cfg: TrainConfig,
     *,
-    gspo_eps_low: float = 3e-4,
-    gspo_eps_high: float = 4e-4,
-    grpo_eps_low: float = 0.2,
-    grpo_eps_high: float = 0.27,
+    gspo_eps_low: float = GSPO_CLIP.low,
+    gspo_eps_high: float = GSPO_CLIP.high,
+    grpo_eps_low: float = GRPO_CLIP.low,
+    grpo_eps_high: float = GRPO_CLIP.high,
 ) -> dict:
     """§5.4: the sampler's log-probs ("inference engine", bf16 autocast, KV cache) vs the training forward (fp32).
 

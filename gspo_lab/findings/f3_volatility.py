@@ -84,7 +84,7 @@ def volatility_verdict(table: pd.DataFrame, checkpoint: str = "moe-sort") -> Ver
 
 
 def separation(variant: pd.Series, base: pd.Series) -> int:
-    """+1 / −1 when the 95 % bootstrap interval over seeds of ``variant`` lies above / below that of ``base``, else 0."""
+    """+1 / −1 when the 95 % bootstrap interval over seeds of ``variant`` lies above / below ``base``'s, else 0."""
     v, b = summary(variant), summary(base)
     return 1 if v["ci_low"] > b["ci_high"] else (-1 if v["ci_high"] < b["ci_low"] else 0)
 

@@ -1,7 +1,12 @@
 """Finding 5: precision (paper §5.4) — the probe ``p5_precision``, training on the bf16 sampler's log-probs
 (``f5_precision_train``) and its re-measurement on fresh seeds (``f5_precision_confirm``).
 
-Rule ``f5.premise`` (:func:`premise_verdict`): not yet a rule of the data (a fixed string, issue 14).
+Rule ``f5.premise`` (:func:`premise_verdict`), set after the results (post hoc) in place of a sentence that never
+compared the mismatch with ε: the paper's premise — the inference engine's precision makes its likelihoods differ
+from the trainer's by more than GSPO's clip band — *holds* when on every cold start the 95 % interval over seeds of
+the bf16 sampler's mean length-normalised |Δ| lies above GSPO's ε_low (:data:`~gspo_lab.objectives.GSPO_CLIP`) while
+the fp32 sampler's (the same weights and precision: the floor) lies below it; it *does not hold* when the bf16
+interval lies below ε_low on every cold start; else *mixed*.
 
 Rule ``f5.claim`` (:func:`claim_verdict`), declared in ``f5_precision_train.toml`` before its runs: *reproduced* if GSPO
 on bf16 log-probs ends within ``CLOSE_ACC`` held-out accuracy of GSPO on recomputed ones (mean paired difference)
@@ -22,8 +27,9 @@ from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import interval_sign, paired_diff
 from gspo_lab.experiments.store import finished
 from gspo_lab.findings.fmt import clip_label, diff_cell, mean_ci, num, summary
-from gspo_lab.findings.rules import Rule, Verdict, register
-from gspo_lab.findings.tables import progress, spec
+from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
+from gspo_lab.findings.tables import progress, spec, with_first_update_clip
+from gspo_lab.objectives import GSPO_CLIP
 
 __all__ = [
     "PREMISE",
@@ -46,10 +52,14 @@ PREMISE = register(
     Rule(
         "f5.premise",
         "5",
-        {"holds": "the paper's premise holds at toy scale"},
-        {},
-        declared="gspo_lab/nb/findings.py, with its results",
-        marker="the paper's premise holds at toy scale",
+        {
+            "holds": "the paper's premise holds at toy scale",
+            "not": "the paper's premise does not hold at toy scale",
+            "mixed": "the paper's premise holds on some cold starts only",
+        },
+        {"EPS_LOW": GSPO_CLIP.low},
+        declared="gspo_lab/findings/f5_precision.py, after the results (post hoc)",
+        marker="def premise_verdict(table: pd.DataFrame, eps: float = GSPO_CLIP.low)",
         specs=("p5_precision",),
         post_hoc=True,
     )
@@ -94,8 +104,16 @@ CONFIRM = register(
 )
 
 
-def premise_verdict(table: pd.DataFrame) -> Verdict:
-    return PREMISE.verdict("holds")
+def premise_verdict(table: pd.DataFrame, eps: float = GSPO_CLIP.low) -> Verdict:
+    """``f5.premise`` on the probe's table (columns checkpoint, bf16_seq_mean, fp32_seq_mean; module docstring)."""
+    if table.empty:
+        return PREMISE.verdict(PENDING)
+    above, below = [], []
+    for _, g in table.groupby("checkpoint"):
+        bf16, fp32 = summary(g["bf16_seq_mean"]), summary(g["fp32_seq_mean"])
+        above.append(bf16["ci_low"] > eps and fp32["ci_high"] < eps)
+        below.append(bf16["ci_high"] < eps)
+    return PREMISE.verdict("holds" if all(above) else ("not" if all(below) else "mixed"))
 
 
 def claim_verdict(grpo: pd.Series, gspo: pd.Series, seeds_declared: int) -> Verdict:
@@ -151,14 +169,24 @@ def section() -> tuple[dict, dict]:
         "needed": needed,
         "verdict": premise_verdict(table),
         "bf16": num(table["bf16_seq_mean"].mean()),
+        "fp32": num(table["fp32_seq_mean"].mean()),
         "outside": num(table["bf16_seq_outside_gspo"].mean()),
+        "eps": f"{num(GSPO_CLIP.low)} / {num(GSPO_CLIP.high)}",
+        "per_checkpoint": [
+            {
+                "checkpoint": ck,
+                "bf16": mean_ci(summary(g["bf16_seq_mean"])),
+                "fp32": mean_ci(summary(g["fp32_seq_mean"])),
+            }
+            for ck, g in table.groupby("checkpoint")
+        ],
     }
     return ctx, {}
 
 
 def train_section() -> tuple[dict, dict]:
     s = spec("f5_precision_train")
-    table = _arms(finished(s, "confirm"))
+    table = with_first_update_clip(s, _arms(finished(s, "confirm")))
     rows, diffs = [], {}
     for arm_id, group in table.groupby("arm_id", sort=True):
         objective, source, clip = arm_id.split(" / ")
@@ -172,6 +200,7 @@ def train_section() -> tuple[dict, dict]:
                 source,
                 clip,
                 len(group),
+                num(group["clip_token_frac_k0"].mean()),
                 num(group["clip_token_frac"].mean()),
                 mean_ci(summary(group["eval_final"])),
                 diff_cell(diff) if diff is not None else "(reference)",
@@ -188,9 +217,11 @@ def train_section() -> tuple[dict, dict]:
     same = table[table["key"].isin(f1.index)]
     cols = ["eval_final", "clip_token_frac", "reward_final", "grad_norm_max"]
     equal = sum(all(f1.loc[row.key, c] == row[c] for c in cols) for _, row in same.iterrows())
+    clip_means = table.groupby("arm_id")[["clip_token_frac_k0", "clip_token_frac"]].mean().map(num)
     ctx = {
         "progress": progress(s),
         "rows": rows,
+        "clip": {arm: r.to_dict() for arm, r in clip_means.iterrows()},
         "verdict": claim_verdict(g, k, len(s.confirm_seeds)),
         "beyond": beyond,
         "repro": {"equal": equal, "of": len(same)},
@@ -219,6 +250,11 @@ def confirm_section() -> tuple[dict, dict]:
         rows.append(
             [objective.upper(), source, clip, diff_cell(d1), diff_cell(d2), diff_cell(pd.concat([d1, d2])), label]
         )
+    both = pd.concat([first, table], ignore_index=True)
+    pooled = {
+        o: paired_diff(both, f"{o} / sampler_bf16 / paper ε", f"{o} / recompute / paper ε", "eval_final")
+        for o in ("grpo", "gspo")
+    }
     seeds = [f"seeds {min(t.confirm_seeds)}-{max(t.confirm_seeds)}" for t in (first_spec, s)]
     done = len(table) >= len(cells(s, "confirm"))
     ctx = {
@@ -227,5 +263,7 @@ def confirm_section() -> tuple[dict, dict]:
         "verdicts": verdicts,
         "seeds": seeds,
         "note": "" if done else " (provisional: not all cells finished)",
+        "pooled": claim_verdict(pooled["grpo"], pooled["gspo"], 2 * len(s.confirm_seeds)),
+        "pooled_diff": {o: diff_cell(d) for o, d in pooled.items()},
     }
     return ctx, {}

@@ -63,6 +63,23 @@ def with_endpoints(s: Spec, table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(**{name: [r[name] for r in rows] for name in ("late_acc", "collapsed_two", "margin_prompts")})
 
 
+def with_first_update_clip(s: Spec, table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with ``clip_token_frac_k0``: the clipped-token fraction on each rollout's first update (k = 0, where
+    π_θ is still the policy that sampled, so only a sampler/trainer mismatch can clip). The stored per-rollout mean
+    over the M updates and the summary's mean over k ≥ 1 give it exactly: mean_k0 = M · mean_all − (M − 1) · mean_k≥1
+    (every rollout holds M updates when epochs = 1)."""
+    by_key = {c.key: c for c in cells(s, "all")}
+    values = []
+    for key, k_ge1 in zip(table["key"], table["clip_token_frac"], strict=True):
+        result = load_result(result_path(by_key[key]))
+        m, epochs = result["config"]["minibatches"], result["config"]["epochs"]
+        if epochs != 1:
+            raise ValueError(f"cell {key}: the k = 0 clip fraction needs epochs = 1, got {epochs}")
+        all_mean = pd.Series(result["per_rollout"]["clip/token_frac:mean"], dtype=float).mean()
+        values.append(round(m * all_mean - (m - 1) * k_ge1, 12) + 0.0)  # exact up to float residue
+    return table.assign(clip_token_frac_k0=values)
+
+
 def collapse_rows(table: pd.DataFrame, with_expert: bool = True) -> list[list[str]]:
     """Per (grad clip, arm): the collapse rate, held-out accuracy start → final, clipped tokens (, expert change)."""
     table = table.assign(arm=table.apply(arm_name, axis=1), clip=table["grad_clip"].map(clip_label))
