@@ -1,15 +1,44 @@
 """Finding 8: dense vs MoE (beyond the paper) — finding 2's collapse counts, 2d's spikes and 5's mismatch, side by
-side for the two cold starts."""
+side for the two cold starts.
+
+The collapse verdict is rule ``f2.dense`` (finding 2b). Rule ``f8.spikes`` (:func:`spikes_verdict`, set after the
+results: post hoc): GRPO's largest per-run gradient norms on the two models are *of the same order* when the ratio of
+their medians lies within a factor ``SAME_ORDER`` either way, else *different in size*.
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from gspo_lab.experiments.store import finished
+from gspo_lab.findings.f2_spikes import spikes
 from gspo_lab.findings.fmt import clip_label, num
+from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import spec
 
-__all__ = ["section"]
+__all__ = ["SPIKES", "SAME_ORDER", "spikes_verdict", "section"]
+
+SAME_ORDER = 3.0
+SPIKES = register(
+    Rule(
+        "f8.spikes",
+        "8",
+        {"same": "of the same order", "different": "different in size"},
+        {"SAME_ORDER": SAME_ORDER},
+        declared="gspo_lab/findings/f8_dense.py, after the results (post hoc)",
+        marker="def spikes_verdict(moe: pd.Series, dense: pd.Series) -> Verdict",
+        specs=("f2_collapse_moe", "f2_collapse_dense"),
+        post_hoc=True,
+    )
+)
+
+
+def spikes_verdict(moe: pd.Series, dense: pd.Series) -> Verdict:
+    """``f8.spikes`` on GRPO's per-run largest gradient norms on the MoE and on the dense twin."""
+    if not len(moe) or not len(dense):
+        return SPIKES.verdict(PENDING)
+    ratio = moe.median() / dense.median()
+    return SPIKES.verdict("same" if 1 / SAME_ORDER <= ratio <= SAME_ORDER else "different")
 
 
 def section() -> tuple[dict, dict]:
@@ -24,4 +53,13 @@ def section() -> tuple[dict, dict]:
                 {"model": name, "objective": objective.upper(), "k": int(g["collapsed"].sum()), "n": len(g)}
             )
     prec = finished(spec("p5_precision"), "confirm").groupby("checkpoint")["bf16_seq_mean"].mean()
-    return {"collapse": collapse, "precision": [{"checkpoint": ck, "value": num(v)} for ck, v in prec.items()]}, {}
+    grpo = spikes().query("objective == 'grpo'")
+    moe, dense = grpo[grpo.model == "MoE"]["peak"], grpo[grpo.model == "dense"]["peak"]
+    ctx = {
+        "collapse": collapse,
+        "precision": [{"checkpoint": ck, "value": num(v)} for ck, v in prec.items()],
+        "precision_ratio": num(prec["moe-sort"] / prec["dense-sort"], 2),
+        "spikes": spikes_verdict(moe, dense),
+        "spikes_medians": {"moe": num(moe.median()), "dense": num(dense.median())},
+    }
+    return ctx, {}
