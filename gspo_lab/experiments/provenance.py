@@ -26,18 +26,8 @@ from pathlib import Path
 from gspo_lab.experiments.store import SUPERSEDED, load_result, results_root
 from gspo_lab.paths import data_dir, repo_root
 
-__all__ = [
-    "git_available",
-    "spec_first_commit",
-    "classify",
-    "rule_introduced",
-    "build_table",
-    "write",
-    "check",
-    "summary_lines",
-    "main",
-    "CLASSES",
-]
+__all__ = ["git_available", "spec_first_commit", "classify", "rule_introduced", "build_table", "write", "check",
+           "summary_lines", "main", "CLASSES"]  # fmt: skip
 
 #: the three provenance classes of a cell
 CLASSES = ("after_spec", "before_spec", "unknown_commit")
@@ -143,7 +133,8 @@ def _superseded(root: Path) -> list[dict]:
 
 def build_table(rule_markers: dict[str, tuple[str, tuple[str, ...]]] | None = None) -> dict:
     """The provenance table: per spec (sorted by name) its first commit and date, the count of stored cells, of
-    those after / before their spec and at unknown commits, of dirty ones, and the distinct short hashes of the
+    those after / before their spec and at unknown commits, of dirty ones (and of dirty ones among those before:
+    run from a working tree whose spec was written but not yet committed), and the distinct short hashes of the
     before and unknown ones; the superseded results' log; for each rule (``{name: (marker, specs)}``, sorted by
     name) the commit that introduced its marker and how many of its specs' stored cells ran at a commit that already
     held it (``cells_after_rule``) or not (``cells_before_rule``). Deterministic for a given history and store.
@@ -162,6 +153,7 @@ def build_table(rule_markers: dict[str, tuple[str, tuple[str, ...]]] | None = No
             "cells": len(commits),
             **dict.fromkeys(CLASSES, 0),
             "dirty": 0,
+            "before_spec_dirty": 0,
         }
         before, unknown = set(), set()
         for commit in commits:
@@ -170,6 +162,7 @@ def build_table(rule_markers: dict[str, tuple[str, tuple[str, ...]]] | None = No
             row["dirty"] += commit.endswith("+dirty")
             if kind == "before_spec":
                 before.add(_short(commit))
+                row["before_spec_dirty"] += commit.endswith("+dirty")
             elif kind == "unknown_commit":
                 unknown.add(_short(commit))
         row["commits_before_spec"], row["unknown_commits"] = sorted(before), sorted(unknown)

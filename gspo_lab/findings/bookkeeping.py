@@ -34,6 +34,18 @@ def _timing() -> dict:
     }
 
 
+def provenance_section() -> tuple[dict, dict]:
+    """The committed provenance table (``gspo-lab provenance``), by spec and by rule, with its totals."""
+    table = json.loads((results_root() / "provenance.json").read_text())
+    specs = {r["spec"]: r for r in table["specs"]}
+    keys = ("cells", "after_spec", "before_spec", "before_spec_dirty", "unknown_commit")
+    totals = {k: sum(r[k] for r in table["specs"]) for k in keys}
+    before = [r for r in table["specs"] if r["before_spec"]]
+    ctx = {"specs": specs, "rules": {r["rule"]: r for r in table["rules"]}, "totals": totals, "before": before,
+           "superseded": table["superseded"]}  # fmt: skip
+    return ctx, {}
+
+
 def section() -> tuple[dict, dict]:
     rows, core_total = [], 0.0
     for path in sorted((data_dir() / "specs").glob("*.toml")):

@@ -5,6 +5,11 @@ at lr 3e-5, M = 4 (the paper's split), taken per seed; *reproduced* if the lower
 ``REPRODUCED_RATIO`` (the same order of magnitude as the paper's ≈ 100×), *partly reproduced* if ≥ ``PARTLY_RATIO``
 (the direction holds), else *not reproduced*. The thresholds were committed after the headline arm's GRPO cells had
 run (its GSPO cells had not): the page says so beside the verdict.
+
+Rule ``f1.accuracy`` (:func:`accuracy_verdict`), a description set after the results (no rule about accuracy was
+declared for this spec): in the headline arm, GSPO's final held-out accuracy minus GRPO's, paired by seed; *GSPO
+ended lower* / *higher* when its 95 % interval excludes 0, else *no difference shown*. It bears on the paper's "yet
+trains more efficiently".
 """
 
 from __future__ import annotations
@@ -14,14 +19,14 @@ import math
 import pandas as pd
 
 from gspo_lab.experiments.read import curves
-from gspo_lab.experiments.stats import paired_ratio
+from gspo_lab.experiments.stats import interval_sign, paired_diff, paired_ratio
 from gspo_lab.experiments.store import finished
-from gspo_lab.findings.fmt import mean_ci, num, summary
+from gspo_lab.findings.fmt import diff_cell, mean_ci, num, summary
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import progress, spec
 from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP
 
-__all__ = ["CLIP_RATIO", "clip_ratio_verdict", "section", "eps_section", "HEADLINE"]
+__all__ = ["CLIP_RATIO", "ACCURACY", "clip_ratio_verdict", "accuracy_verdict", "section", "eps_section", "HEADLINE"]
 
 #: the paper's split (4 minibatches per rollout batch, §5.1) at the lower learning rate of the grid
 HEADLINE = {"lr": 3e-5, "minibatches": 4}
@@ -42,6 +47,27 @@ CLIP_RATIO = register(
         post_hoc=True,
     )
 )
+
+
+ACCURACY = register(
+    Rule(
+        "f1.accuracy",
+        "1",
+        {"lower": "GSPO ended lower than GRPO", "higher": "GSPO ended higher than GRPO", "none": "no difference shown"},
+        {"LEVEL": 0.95},
+        declared="gspo_lab/findings/f1_clipping.py, after the results (post hoc, a description)",
+        marker="def accuracy_verdict(diff: pd.Series) -> Verdict",
+        specs=("f1_clip_fractions",),
+        post_hoc=True,
+    )
+)
+
+
+def accuracy_verdict(diff: pd.Series) -> Verdict:
+    """``f1.accuracy`` on the headline arm's per-seed differences GSPO − GRPO of final held-out accuracy."""
+    if len(diff) < 2:
+        return ACCURACY.verdict(PENDING)
+    return ACCURACY.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff)])
 
 
 def clip_ratio_verdict(ratios: pd.Series, seeds_declared: int) -> Verdict:
@@ -101,11 +127,22 @@ def section() -> tuple[dict, dict]:
     head = _at(ratio, HEADLINE)["ratio"]
     grpo, gspo = _pair(table, "clip_token_frac", HEADLINE).split(" / ")
     g_acc, s_acc = _pair(table, "eval_final", HEADLINE).split(" / ")
+    arm = _at(table, HEADLINE)
+    acc = paired_diff(arm.assign(arm_id=arm["objective"]), "gspo", "grpo", "eval_final")
+    by_seq = _at(paired_ratio(table, ["lr", "minibatches"], "clip_seq_frac"), HEADLINE)["ratio"]
     ctx = {
         "progress": progress(s),
         "rows": rows,
         "headline": summary(head),
+        "rule": CLIP_RATIO,
         "verdict": clip_ratio_verdict(head, len(s.confirm_seeds)),
+        "accuracy": {
+            "verdict": accuracy_verdict(acc),
+            "diff": diff_cell(acc),
+            "lower": int((acc < 0).sum()),
+            "n": len(acc),
+        },
+        "by_responses": summary(by_seq),
         "absolute": {
             "grpo": grpo,
             "gspo": gspo,

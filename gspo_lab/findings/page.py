@@ -54,6 +54,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f7": f7_token_adv.section,
     "f8": f8_dense.section,
     "specs": bookkeeping.section,
+    "prov": bookkeeping.provenance_section,
 }
 
 
