@@ -7,8 +7,10 @@ or gradient became non-finite *diverged*; it counts as collapsed.
 
 Sensitivity endpoints (:func:`endpoints`), computed from a stored cell's evaluation rows, not part of the stored
 summary (so no key changes): the *two-evaluation* collapse (the last two evaluations both below the threshold: a run
-that recovers is not collapsed) and *late held-out accuracy* (mean of the sampled evaluations at rollouts ≥
-``LATE_FROM_FRACTION`` × the run's rollouts, e.g. ≥ 40 of 80).
+that recovers is not collapsed), *late held-out accuracy* (mean of the sampled evaluations at rollouts ≥
+``LATE_FROM_FRACTION`` × the run's rollouts, e.g. ≥ 40 of 80) and the *training-reward AUC* (the mean over rollouts of
+each rollout's mean training reward: the area under the reward curve per rollout). Declared here before any run that
+uses them as its endpoint (findings part 2); on the stored runs they are a sensitivity check, labelled so.
 """
 
 from __future__ import annotations
@@ -98,13 +100,16 @@ def endpoints(result: dict, *, fraction: float = COLLAPSE_FRACTION, late_from: f
     Returns ``late_acc`` (mean sampled accuracy at rollouts >= ``late_from`` × rollouts; NaN if none),
     ``collapsed_two`` (diverged, or the last two evaluations both below ``fraction`` × the first), ``margin_prompts``
     (the last evaluation minus the threshold, in prompts of the evaluation: how far the declared flag is from
-    flipping) and ``evals`` (how many evaluations the run holds).
+    flipping), ``evals`` (how many evaluations the run holds) and ``reward_auc`` (mean training reward per rollout).
     """
     ev = result.get("eval") or {}
     acc, rollouts = ev.get("eval/accuracy_sampled", []), ev.get("rollout", [])
     diverged = bool(result.get("summary", {}).get("diverged"))
+    rewards = [r for r in (result.get("per_rollout") or {}).get("reward/mean:mean", []) if r is not None]
+    auc = sum(rewards) / len(rewards) if rewards else math.nan
     if not acc:
-        return {"late_acc": math.nan, "collapsed_two": diverged, "margin_prompts": math.nan, "evals": 0}
+        return {"late_acc": math.nan, "collapsed_two": diverged, "margin_prompts": math.nan, "evals": 0,
+                "reward_auc": auc}  # fmt: skip
     threshold = fraction * acc[0]
     late = [a for a, r in zip(acc, rollouts, strict=True) if r >= late_from * result["config"]["rollouts"]]
     two = len(acc) >= 2 and acc[-1] < threshold and acc[-2] < threshold
@@ -114,4 +119,5 @@ def endpoints(result: dict, *, fraction: float = COLLAPSE_FRACTION, late_from: f
         "collapsed_two": diverged or two,
         "margin_prompts": (acc[-1] - threshold) * prompts,
         "evals": len(acc),
+        "reward_auc": auc,
     }

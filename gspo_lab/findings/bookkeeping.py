@@ -36,17 +36,51 @@ def _timing() -> dict:
 
 def provenance_section() -> tuple[dict, dict]:
     """The committed provenance table (``gspo-lab provenance``), by spec and by rule, with its totals."""
-    table = json.loads((results_root() / "provenance.json").read_text())
+    table = _provenance()
     specs = {r["spec"]: r for r in table["specs"]}
     keys = ("cells", "after_spec", "before_spec", "before_spec_dirty", "unknown_commit")
     totals = {k: sum(r[k] for r in table["specs"]) for k in keys}
     before = [r for r in table["specs"] if r["before_spec"]]
-    ctx = {"specs": specs, "rules": {r["rule"]: r for r in table["rules"]}, "totals": totals, "before": before,
-           "superseded": table["superseded"]}  # fmt: skip
+    ctx = {
+        "specs": specs,
+        "rules": {r["rule"]: r for r in table["rules"]},
+        "totals": totals,
+        "before": before,
+        "superseded": table["superseded"],
+    }
     return ctx, {}
 
 
+def _provenance() -> dict:
+    return json.loads((results_root() / "provenance.json").read_text())
+
+
+def rules_rows() -> list[list]:
+    """One row per registered rule: name, finding, declaration, the commit that introduced it (provenance table) and
+    how many of its specs' stored cells ran before that commit."""
+    from gspo_lab.findings.rules import RULES
+
+    prov = {r["rule"]: r for r in _provenance()["rules"]}
+    rows = []
+    for name, rule in sorted(RULES.items(), key=lambda kv: (kv[1].finding, kv[0])):
+        p = prov.get(name, {})
+        before = f"{p.get('cells_before_rule', '—')} of {p.get('cells_before_rule', 0) + p.get('cells_after_rule', 0)}"
+        rows.append(
+            [
+                f"`{name}`",
+                rule.finding,
+                rule.declared,
+                f"{p.get('commit', '—')} ({(p.get('date') or '—')[:10]})",
+                before,
+                "yes" if rule.post_hoc else "no",
+                " / ".join(rule.outcomes.values()),
+            ]
+        )
+    return rows
+
+
 def section() -> tuple[dict, dict]:
+    prov = {r["spec"]: r for r in _provenance()["specs"]}
     rows, core_total = [], 0.0
     for path in sorted((data_dir() / "specs").glob("*.toml")):
         s = load_spec(path)
@@ -66,6 +100,8 @@ def section() -> tuple[dict, dict]:
                 f"{len(s.search_seeds)} / {len(s.confirm_seeds)}",
                 f"{len(table)}/{n_cells}",
                 f"{wall / 60:.0f} min",
+                f"{(prov[s.name]['spec_commit'] or '—')[:7]} ({(prov[s.name]['spec_date'] or '—')[:10]})",
+                f"{prov[s.name]['after_spec']} / {prov[s.name]['before_spec']} / {prov[s.name]['unknown_commit']}",
             ]
         )
     core = [{"name": s.name, "where": f" (at {s.core_where()})" if s.core_grid else ""} for s in core_specs()]
@@ -75,5 +111,6 @@ def section() -> tuple[dict, dict]:
         "core_workers2": f"{core_total / 120:.0f}",
         "timing": _timing(),
         "core": core,
+        "rules": rules_rows(),
     }
     return ctx, {}

@@ -1,8 +1,5 @@
-"""Finding 2e: the best clipped candidate on fresh seeds, and the interventions on GRPO's spikes, each declared before
-its runs.
-
-Rule ``f2.target`` (:func:`target_verdict`, ``f2_confirm_clip.toml`` and issue 9): *the target is met* when GRPO
-collapses in ≥ ``COLLAPSES_AT_LEAST`` of 5 and GSPO in ≤ ``TARGET_GSPO_AT_MOST``.
+"""Finding 2e: the interventions on GRPO's spikes in the confirmed regime (M = 16, lr 5e-5), each declared before
+its runs, and GRPO's grad-norm dose (the clipped candidate is :mod:`gspo_lab.findings.f2_candidate`).
 
 Rules ``f2e.dual_clip``, ``f2e.clip10`` (``f2_mechanism.toml``) and ``f2e.clip30`` (``f2_clip_dose.toml``), by
 :func:`intervention_verdict`: an arm at ≤ ``STABLE_AT_MOST`` of 5 collapsed gives the rule's *low* outcome, at ≥
@@ -11,6 +8,9 @@ update's median norm below ``PEAK_GSPO_RANGE`` (towards GSPO's), else it is inco
 
 Rule ``f2e.dose_confirm`` (``f2_clip_dose_confirm.toml``): the MoE/dense difference at grad clip 30 is *confirmed* when
 on the fresh seeds the MoE collapses in ≥ ``COLLAPSES_AT_LEAST`` of 5 and the dense twin in ≤ ``STABLE_AT_MOST``.
+
+Rule ``f2e.dose_trend`` (:func:`dose_trend_verdict`, post hoc): whether GRPO's late held-out accuracy rises as the cap
+tightens.
 """
 
 from __future__ import annotations
@@ -18,30 +18,37 @@ from __future__ import annotations
 import pandas as pd
 
 from gspo_lab.experiments.spec import cells
-from gspo_lab.experiments.stats import paired_diff, rate_table
+from gspo_lab.experiments.stats import interval_sign, paired_diff, rate_table
 from gspo_lab.experiments.store import finished
 from gspo_lab.findings.f2_spikes import plot_spikes
-from gspo_lab.findings.fmt import clip_label, diff_cell, mean_ci, num, summary
+from gspo_lab.findings.fmt import clip_label, mean_ci, num, summary
 from gspo_lab.findings.rules import (
     COLLAPSES_AT_LEAST,
     PENDING,
     STABLE_AT_MOST,
-    TARGET_GSPO_AT_MOST,
     Rule,
     Verdict,
+    class_verdict,
     collapse_class,
     register,
 )
-from gspo_lab.findings.tables import MODELS, arm_name, collapse_rows, progress, spec, spike_table, with_base
+from gspo_lab.findings.tables import (
+    MODELS,
+    arm_name,
+    progress,
+    run_endpoints,
+    spec,
+    spike_table,
+    with_base,
+)
 
 __all__ = [
-    "TARGET",
+    "with_labels",
+    "mechanism_table",
     "INTERVENTIONS",
     "DOSE_CONFIRM",
-    "target_verdict",
     "intervention_verdict",
     "dose_confirm_verdict",
-    "confirm_section",
     "section",
 ]
 
@@ -49,17 +56,6 @@ __all__ = [
 PEAK_GSPO_RANGE = 100.0
 _CLASSES = {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "STABLE_AT_MOST": STABLE_AT_MOST}
 
-TARGET = register(
-    Rule(
-        "f2.target",
-        "2e",
-        {"met": "the target is met", "not": "the target is not met"},
-        {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "TARGET_GSPO_AT_MOST": TARGET_GSPO_AT_MOST},
-        declared="issue 9 and data/specs/f2_confirm_clip.toml, before the runs",
-        marker="Target (issue): GRPO collapsed",
-        specs=("f2_confirm_clip",),
-    )
-)
 #: (objective, grad clip) -> the arm's rule; low: its outcome at <= STABLE_AT_MOST of 5, high: >= COLLAPSES_AT_LEAST
 INTERVENTIONS = {
     ("grpo_dual_clip", "off"): register(
@@ -122,14 +118,37 @@ DOSE_CONFIRM = register(
 )
 
 
-def target_verdict(k_grpo: int, n_grpo: int, k_gspo: int, n_gspo: int, seeds_declared: int) -> Verdict:
-    """``f2.target`` on the candidate's collapsed counts (module docstring)."""
-    if not n_grpo or not n_gspo:
-        return TARGET.verdict(PENDING)
-    met = collapse_class(k_grpo, n_grpo) == "collapses" and k_gspo <= TARGET_GSPO_AT_MOST * n_gspo / 5
-    return TARGET.verdict(
-        "met" if met else "not", "" if min(n_grpo, n_gspo) >= seeds_declared else "not all seeds finished"
+DOSE_TREND = register(
+    Rule(
+        "f2e.dose_trend",
+        "2e",
+        {
+            "rises": "rises at every tighter cap",
+            "overall": "rises from no cap to a cap of 1, not at every step",
+            "none": "does not rise detectably",
+        },
+        {"LEVEL": 0.95},
+        declared="gspo_lab/findings/f2_mechanism.py, after the results (post hoc)",
+        marker="def dose_trend_verdict(late: pd.DataFrame) -> Verdict",
+        specs=("f2_collapse_moe", "f2_collapse_dense", "f2_mechanism", "f2_clip_dose"),
+        post_hoc=True,
     )
+)
+#: GRPO's grad-norm caps from none to the tightest, the dose's steps
+CAPS = ("off", "30", "10", "1")
+
+
+def dose_trend_verdict(late: pd.DataFrame) -> Verdict:
+    """``f2e.dose_trend`` on one model's GRPO runs (columns clip in :data:`CAPS`, seed, late_acc): *rises* when the
+    mean late held-out accuracy grows at every tighter cap and the paired cap-1 − no-cap difference has its interval
+    above 0; *overall* when only the latter holds; else *none*."""
+    means = [late[late["clip"] == c]["late_acc"].mean() for c in CAPS]
+    if any(pd.isna(m) for m in means):
+        return DOSE_TREND.verdict(PENDING)
+    ends = paired_diff(late.assign(arm_id=late["clip"]), CAPS[-1], CAPS[0], "late_acc")
+    if interval_sign(ends) <= 0:
+        return DOSE_TREND.verdict("none")
+    return DOSE_TREND.verdict("rises" if all(a < b for a, b in zip(means, means[1:], strict=False)) else "overall")
 
 
 def intervention_verdict(rule: Rule, k: int, n: int, peak_median: float, seeds_declared: int) -> Verdict:
@@ -148,24 +167,6 @@ def dose_confirm_verdict(k_moe: int, n_moe: int, k_dense: int, n_dense: int, cel
     ok = collapse_class(k_moe, n_moe) == "collapses" and collapse_class(k_dense, n_dense) == "stable"
     done = "" if n_moe + n_dense >= cells_declared else "not all cells finished"
     return DOSE_CONFIRM.verdict("confirmed" if ok else "not", done)
-
-
-def confirm_section() -> tuple[dict, dict]:
-    s = spec("f2_confirm_clip")
-    table = finished(s, "confirm")
-    rates = rate_table(table, ["objective"]).set_index("objective")
-    k, n = rates["k"].astype(int), rates["n"].astype(int)
-    paired = table.assign(arm_id=table["objective"])
-    ctx = {
-        "progress": progress(s),
-        "rows": collapse_rows(with_base(s, table, ("grad_clip",))),
-        "verdict": target_verdict(k["grpo"], n["grpo"], k["gspo"], n["gspo"], len(s.confirm_seeds)),
-        "grpo": f"{k['grpo']}/{n['grpo']}",
-        "gspo": f"{k['gspo']}/{n['gspo']}",
-        "final": diff_cell(paired_diff(paired, "gspo", "grpo", "eval_final")),
-        "best": diff_cell(paired_diff(paired, "gspo", "grpo", "eval_best")),
-    }
-    return ctx, {}
 
 
 #: the order of 2e's arms on the page: GRPO from no cap to a cap of 1, dual-clip, GSPO
@@ -193,7 +194,11 @@ def mechanism_table() -> pd.DataFrame:
         s = spec(name)
         t = with_base(s, spike_table(s), ("objective", "grad_clip"))
         parts.append(t.assign(model=t["checkpoint"].map(MODELS), source=name))
-    t = pd.concat(parts, ignore_index=True)
+    return with_labels(pd.concat(parts, ignore_index=True))
+
+
+def with_labels(t: pd.DataFrame) -> pd.DataFrame:
+    """Runs of 2e's table with their arm, clip label and the page's order (model, then GRPO's caps, dual-clip, GSPO)."""
     t = t.assign(routing_replay=t.get("routing_replay", pd.Series(False, index=t.index)).fillna(False).astype(bool))
     t = t.assign(arm=t.apply(arm_name, axis=1), clip=t["grad_clip"].map(clip_label))
     t = t.assign(
@@ -235,36 +240,52 @@ def section() -> tuple[dict, dict]:
                 num(g["early_above"].mean()),
             ]
         )
-    verdicts = []
+    fresh = finished(spec("f2_clip_dose_confirm"), "confirm").assign(model=lambda d: d["checkpoint"].map(MODELS))
+    table = table.assign(
+        late_acc=[run_endpoints(src, k)["late_acc"] for src, k in zip(table["source"], table["key"], strict=True)]
+    )
+    verdicts, dose, pooled30 = [], [], []
     for model, g in table.groupby("model", sort=False):
         for (objective, clip), rule in INTERVENTIONS.items():
             arm = g[(g.objective == objective) & (g["clip"] == clip)]
             if arm.empty:
                 continue
-            k, peak = int(arm["collapsed"].sum()), arm["peak"].median()
+            k, n, peak = int(arm["collapsed"].sum()), len(arm), arm["peak"].median()
+            if clip == "30":  # its fresh seeds (f2_clip_dose_confirm) and the 10 seeds pooled
+                again = fresh[fresh.model == model]
+                kf, nf = int(again["collapsed"].sum()), len(again)
+                pooled30.append(
+                    {
+                        "model": model,
+                        "first": f"{k}/{n}",
+                        "fresh": f"{kf}/{nf}",
+                        "pooled": f"{k + kf}/{n + nf}",
+                        "verdict": class_verdict(k + kf, n + nf),
+                    }
+                )
             verdicts.append(
                 {
                     "model": model,
                     "name": _NAMES[(objective, clip)],
                     "k": k,
-                    "n": len(arm),
-                    "norm": f", largest norm median {num(peak)}" if objective == "grpo_dual_clip" else "",
-                    "verdict": intervention_verdict(rule, k, len(arm), peak, len(s.confirm_seeds)),
+                    "n": n,
+                    "peak": num(peak),
+                    "verdict": intervention_verdict(rule, k, n, peak, len(s.confirm_seeds)),
                 }
             )
-    dose = []  # GRPO's collapse rate and final accuracy as the cap tightens, per model
-    for model, g in table[table.objective == "grpo"].groupby("model", sort=False):
-        steps = [(c, g[g["clip"] == c]) for c in ("off", "30", "10", "1")]
-        dose.append(
+        grpo = g[g.objective == "grpo"]
+        steps = [
             {
-                "model": model,
-                "steps": [
-                    {"clip": c, "k": int(d["collapsed"].sum()), "n": len(d), "final": num(d["eval_final"].mean())}
-                    for c, d in steps
-                    if len(d)
-                ],
+                "clip": c,
+                "k": int(d["collapsed"].sum()),
+                "n": len(d),
+                "final": num(d["eval_final"].mean()),
+                "late": mean_ci(summary(d["late_acc"])),
             }
-        )
+            for c in CAPS
+            if len(d := grpo[grpo["clip"] == c])
+        ]
+        dose.append({"model": model, "steps": steps, "trend": dose_trend_verdict(grpo)})
     ctx = {
         "progress": progress(s),
         "dose_progress": progress(spec("f2_clip_dose")),
@@ -272,6 +293,7 @@ def section() -> tuple[dict, dict]:
         "verdicts": verdicts,
         "dose": dose,
         "dose_confirm": _dose_confirm(),
+        "pooled30": pooled30,
     }
     data = table[["model", "clip", "arm", "objective", "seed", "peak", "collapsed"]]
     return ctx, {"f2_mechanism": (data, plot_spikes)}

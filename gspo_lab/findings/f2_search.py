@@ -4,6 +4,11 @@ of every ``moe-sort`` L = 12 run of finding 2.
 Rule ``f2.search`` (:func:`search_hit`), declared in every search spec before its runs: a searched regime
 *qualifies* (goes to a confirmation spec with fresh seeds) when GRPO collapsed on every search seed and GSPO on none.
 The target setting (issue 9) is grad clip 1.0 with M ≤ ``TARGET_MAX_MINIBATCHES``.
+
+Rule ``f2.map`` (:func:`map_verdict`, set after the results: post hoc), per grad-norm clip level over the map's
+points (lr, M) holding both objectives: *a boundary moved, not immunity* when GSPO collapsed in some run but its
+collapsed fraction nowhere exceeds GRPO's; *no GSPO collapse on the map* when GSPO never collapsed; *mixed* when
+GSPO's fraction exceeds GRPO's somewhere.
 """
 
 from __future__ import annotations
@@ -12,14 +17,14 @@ import pandas as pd
 
 from gspo_lab.experiments.store import finished
 from gspo_lab.findings.fmt import clip_label, num
-from gspo_lab.findings.rules import Rule, Verdict, register
+from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import progress, spec, with_base
 
 __all__ = ["SEARCH", "SEARCH_SPECS", "MAP_SPECS", "search_hit", "section", "map_section"]
 
 SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_noclip", "f2_search_add")
 #: the stability map: finding 2's confirmed regime, the searches and the clipped candidate on fresh seeds
-MAP_SPECS = ("f2_collapse_moe", *SEARCH_SPECS)
+MAP_SPECS = ("f2_collapse_moe", *SEARCH_SPECS, "f2_confirm_clip")
 #: the coordinates of a searched regime (finding 2c), from a spec's grid or its base
 SEARCH_REGIME = ("grad_clip", "checkpoint", "lr", "minibatches", "length")
 #: the target setting (issue 9): grad-norm clip 1.0 and at most this many minibatches per rollout batch
@@ -36,6 +41,35 @@ SEARCH = register(
         specs=("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_noclip", "f2_search_add"),
     )
 )
+
+
+MAP = register(
+    Rule(
+        "f2.map",
+        "2c",
+        {
+            "boundary": "GSPO's stability is a boundary moved, not immunity",
+            "immune": "GSPO collapsed nowhere on the map",
+            "mixed": "GSPO collapsed more often than GRPO somewhere on the map",
+        },
+        {},
+        declared="gspo_lab/findings/f2_search.py, after the results (post hoc)",
+        marker="def map_verdict(points: pd.DataFrame) -> Verdict",
+        specs=MAP_SPECS,
+        post_hoc=True,
+    )
+)
+
+
+def map_verdict(points: pd.DataFrame) -> Verdict:
+    """``f2.map`` on one clip level's points (a row per point: k and n per objective, columns ``(k|n, objective)``
+    as :meth:`pandas.DataFrame.pivot_table` gives them)."""
+    if points.empty:
+        return MAP.verdict(PENDING)
+    rate = points["k"] / points["n"]
+    if (rate["gspo"] > rate["grpo"]).any():
+        return MAP.verdict("mixed")
+    return MAP.verdict("boundary" if points["k"]["gspo"].sum() > 0 else "immune")
 
 
 def search_hit(grpo: pd.Series, gspo: pd.Series, seeds: int, clip: str, minibatches: int) -> Verdict:
@@ -88,6 +122,16 @@ def section() -> tuple[dict, dict]:
     return ctx, {}
 
 
+def _points(w: pd.DataFrame) -> str:
+    """ "lr 1e-04 M 8 (GRPO 1/2, GSPO 0/2), …" for the map points in ``w``; "none" without any."""
+    parts = [
+        f"lr {num(lr)} M {int(m)} (GRPO {int(r[('k', 'grpo')])}/{int(r[('n', 'grpo')])}, "
+        f"GSPO {int(r[('k', 'gspo')])}/{int(r[('n', 'gspo')])})"
+        for (lr, m), r in w.iterrows()
+    ]
+    return "; ".join(parts) or "none"
+
+
 def map_section() -> tuple[dict, dict]:
     """Every moe-sort L = 12 cell of finding 2's specs (confirmation and search seeds), as a stability map."""
     parts = []
@@ -114,6 +158,10 @@ def map_section() -> tuple[dict, dict]:
                 "more": int((rate["grpo"] > rate["gspo"]).sum()),
                 "fewer": int((rate["grpo"] < rate["gspo"]).sum()),
                 "points": len(w),
+                "verdict": map_verdict(w),
+                "gspo_collapsed_at": _points(w[w["k"]["gspo"] > 0]),
+                "separating": _points(w[(w["k"]["grpo"] == w["n"]["grpo"]) & (w["k"]["gspo"] == 0)]),
+                "neither_at": _points(w[(w["k"]["grpo"] == 0) & (w["k"]["gspo"] == 0)]),
             }
         )
     return {"summary": summary}, {"f2_map": (data, _plot_map)}

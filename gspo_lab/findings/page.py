@@ -18,9 +18,11 @@ import pandas as pd
 
 import gspo_lab.findings.bookkeeping as bookkeeping
 import gspo_lab.findings.f1_clipping as f1_clipping
+import gspo_lab.findings.f2_candidate as f2_candidate
 import gspo_lab.findings.f2_collapse as f2_collapse
 import gspo_lab.findings.f2_mechanism as f2_mechanism
 import gspo_lab.findings.f2_search as f2_search
+import gspo_lab.findings.f2_sensitivity as f2_sensitivity
 import gspo_lab.findings.f2_spikes as f2_spikes
 import gspo_lab.findings.f3_volatility as f3_volatility
 import gspo_lab.findings.f4_replay as f4_replay
@@ -43,8 +45,9 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f2_search": f2_search.section,
     "f2_map": f2_search.map_section,
     "f2d": f2_spikes.section,
-    "f2_confirm": f2_mechanism.confirm_section,
+    "f2_confirm": f2_candidate.section,
     "f2e": f2_mechanism.section,
+    "f2f": f2_sensitivity.section,
     "f3": f3_volatility.section,
     "f4": f4_replay.section,
     "f5": f5_precision.section,

@@ -104,3 +104,21 @@ def collapse_class(k: int, n: int) -> str:
     if k <= STABLE_AT_MOST * n / 5:
         return "stable"
     return "between"
+
+
+COLLAPSE_CLASS = register(
+    Rule(
+        "collapse.class",
+        "2",
+        {"collapses": "collapses", "stable": "does not collapse", "between": "between the thresholds"},
+        {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "STABLE_AT_MOST": STABLE_AT_MOST},
+        declared="data/specs/f2_mechanism.toml, before its runs (scaled to n seeds: >= 4n/5, <= n/5)",
+        marker="this arm collapses on <= 1/5 seeds and its largest gradient norm falls",
+        specs=("f2_mechanism",),
+    )
+)
+
+
+def class_verdict(k: int, n: int) -> Verdict:
+    """Rule ``collapse.class`` on k collapsed runs of n (:func:`collapse_class`)."""
+    return COLLAPSE_CLASS.verdict(collapse_class(k, n))

@@ -7,7 +7,7 @@ import pandas as pd
 
 from gspo_lab.experiments.spec import Spec, cells, spec_named
 from gspo_lab.experiments.stats import rate_table
-from gspo_lab.experiments.store import finished, load_result, result_path
+from gspo_lab.experiments.store import finished, load_result, result_path, results_root
 from gspo_lab.experiments.summary import endpoints
 from gspo_lab.findings.fmt import clip_label, mean_ci, num, rate_cell, summary
 
@@ -57,10 +57,11 @@ def with_base(s: Spec, table: pd.DataFrame, columns: tuple[str, ...]) -> pd.Data
 
 def with_endpoints(s: Spec, table: pd.DataFrame) -> pd.DataFrame:
     """``table`` (a spec's merged rows) with the sensitivity endpoints of each cell (``late_acc``, ``collapsed_two``,
-    ``margin_prompts``; :func:`gspo_lab.experiments.summary.endpoints`) read from its stored evaluation rows."""
+    ``margin_prompts``, ``reward_auc``; :func:`gspo_lab.experiments.summary.endpoints`) read from its stored rows."""
     by_key = {c.key: c for c in cells(s, "all")}
     rows = [endpoints(load_result(result_path(by_key[k]))) for k in table["key"]]
-    return table.assign(**{name: [r[name] for r in rows] for name in ("late_acc", "collapsed_two", "margin_prompts")})
+    names = ("late_acc", "collapsed_two", "margin_prompts", "reward_auc")
+    return table.assign(**{name: [r[name] for r in rows] for name in names})
 
 
 def with_first_update_clip(s: Spec, table: pd.DataFrame) -> pd.DataFrame:
@@ -78,6 +79,12 @@ def with_first_update_clip(s: Spec, table: pd.DataFrame) -> pd.DataFrame:
         all_mean = pd.Series(result["per_rollout"]["clip/token_frac:mean"], dtype=float).mean()
         values.append(round(m * all_mean - (m - 1) * k_ge1, 12) + 0.0)  # exact up to float residue
     return table.assign(clip_token_frac_k0=values)
+
+
+def run_endpoints(source: str, key: str) -> dict:
+    """The sensitivity endpoints of one stored cell of spec ``source`` (:func:`gspo_lab.experiments.summary.
+    endpoints`)."""
+    return endpoints(load_result(results_root() / source / f"{key}.json.gz"))
 
 
 def collapse_rows(table: pd.DataFrame, with_expert: bool = True) -> list[list[str]]:

@@ -1,0 +1,99 @@
+"""Finding 2e, first part: the best clipped candidate of 2c (``f2_confirm_clip``) on 5 fresh seeds.
+
+Rule ``f2.target`` (:func:`target_verdict`, ``f2_confirm_clip.toml`` and issue 9, before the runs): *the target is
+met* when GRPO collapses in ≥ ``COLLAPSES_AT_LEAST`` of 5 and GSPO in ≤ ``TARGET_GSPO_AT_MOST``.
+
+Rule ``f2e.reward_auc`` (:func:`reward_auc_verdict`), seen after the runs (post hoc, to be confirmed on fresh seeds
+with the training-reward AUC declared as an endpoint in :mod:`gspo_lab.experiments.summary`): GSPO − GRPO of the mean
+training reward per rollout, paired by seed; *higher* / *lower* when its 95 % interval excludes 0.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gspo_lab.experiments.stats import interval_sign, paired_diff, rate_table
+from gspo_lab.experiments.store import finished
+from gspo_lab.findings.fmt import diff_cell
+from gspo_lab.findings.rules import (
+    COLLAPSES_AT_LEAST,
+    PENDING,
+    TARGET_GSPO_AT_MOST,
+    Rule,
+    Verdict,
+    collapse_class,
+    register,
+)
+from gspo_lab.findings.tables import collapse_rows, progress, spec, with_base, with_endpoints
+
+__all__ = ["TARGET", "REWARD_AUC", "target_verdict", "reward_auc_verdict", "section"]
+
+TARGET = register(
+    Rule(
+        "f2.target",
+        "2e",
+        {"met": "the target is met", "not": "the target is not met"},
+        {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "TARGET_GSPO_AT_MOST": TARGET_GSPO_AT_MOST},
+        declared="issue 9 and data/specs/f2_confirm_clip.toml, before the runs",
+        marker="Target (issue): GRPO collapsed",
+        specs=("f2_confirm_clip",),
+    )
+)
+REWARD_AUC = register(
+    Rule(
+        "f2e.reward_auc",
+        "2e",
+        {
+            "higher": "GSPO's training reward over the run is higher",
+            "lower": "GSPO's is lower",
+            "none": "no difference shown",
+        },
+        {"LEVEL": 0.95},
+        declared="gspo_lab/findings/f2_candidate.py, after the results (post hoc; to confirm on fresh seeds)",
+        marker="def reward_auc_verdict(diff: pd.Series) -> Verdict",
+        specs=("f2_confirm_clip",),
+        post_hoc=True,
+    )
+)
+
+
+def target_verdict(k_grpo: int, n_grpo: int, k_gspo: int, n_gspo: int, seeds_declared: int) -> Verdict:
+    """``f2.target`` on the candidate's collapsed counts (module docstring)."""
+    if not n_grpo or not n_gspo:
+        return TARGET.verdict(PENDING)
+    met = collapse_class(k_grpo, n_grpo) == "collapses" and k_gspo <= TARGET_GSPO_AT_MOST * n_gspo / 5
+    return TARGET.verdict(
+        "met" if met else "not", "" if min(n_grpo, n_gspo) >= seeds_declared else "not all seeds finished"
+    )
+
+
+def reward_auc_verdict(diff: pd.Series) -> Verdict:
+    """``f2e.reward_auc`` on per-seed differences GSPO − GRPO of the training-reward AUC."""
+    if len(diff) < 2:
+        return REWARD_AUC.verdict(PENDING)
+    return REWARD_AUC.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff)])
+
+
+def section() -> tuple[dict, dict]:
+    s = spec("f2_confirm_clip")
+    table = finished(s, "confirm")
+    rates = rate_table(table, ["objective"]).set_index("objective")
+    k, n = rates["k"].astype(int), rates["n"].astype(int)
+    paired = table.assign(arm_id=table["objective"])
+    ctx = {
+        "progress": progress(s),
+        "rows": collapse_rows(with_base(s, table, ("grad_clip",))),
+        "verdict": target_verdict(k["grpo"], n["grpo"], k["gspo"], n["gspo"], len(s.confirm_seeds)),
+        "grpo": f"{k['grpo']}/{n['grpo']}",
+        "gspo": f"{k['gspo']}/{n['gspo']}",
+        "final": diff_cell(paired_diff(paired, "gspo", "grpo", "eval_final")),
+        "best": diff_cell(paired_diff(paired, "gspo", "grpo", "eval_best")),
+    }
+    auc = paired_diff(with_endpoints(s, paired), "gspo", "grpo", "reward_auc")
+    ctx["reward"] = {
+        "verdict": reward_auc_verdict(auc),
+        "diff": diff_cell(auc),
+        "higher": int((auc > 0).sum()),
+        "n": len(auc),
+    }
+    return ctx, {}
