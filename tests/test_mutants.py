@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pytest
 import torch
 
@@ -41,6 +43,13 @@ from gspo_lab.reductions import masked_sum
 from gspo_lab.routing import record_routing, replay_routing
 from gspo_lab.step import collect, init_state, update
 from gspo_lab.tasks import get_task
+
+import gspo_lab.experiments.stats as stats  # isort: skip
+import gspo_lab.findings.f2_search as f2_search  # isort: skip
+import gspo_lab.findings.f2_sensitivity as f2_sensitivity  # isort: skip
+import gspo_lab.findings.f5_precision as f5_precision  # isort: skip
+import gspo_lab.findings.page  # noqa: F401  # isort: skip  (every rule registered)
+import gspo_lab.findings.rules as rules  # isort: skip
 
 # --- the broken pieces ------------------------------------------------------------------------------------------
 
@@ -246,6 +255,86 @@ def unit_routing_replay_uses_old_experts(patched: bool) -> bool:
     return bool((used - replayed).where(mask, 0.0).abs().max() <= 1e-5)
 
 
+# --- the findings page's verdict rules (their cases in tests/test_rules.py; broken pieces below) -------------------
+
+
+def sign_of_mean(values) -> int:
+    """interval_sign without the interval: the sign of the mean decides (a difference of noise reads as an effect)."""
+    values = [float(v) for v in values]
+    return 0 if not values else int(np.sign(np.mean(values)))
+
+
+def collapse_class_survivors(k: int, n: int) -> str:
+    """The collapse class computed on the runs that survived (the collapsed column read the wrong way round)."""
+    return rules.collapse_class(n - k, n)
+
+
+def collapse_class_strict(k: int, n: int) -> str:
+    """The declared ">= 4 of 5" and "<= 1 of 5" written as strict inequalities."""
+    if k > rules.COLLAPSES_AT_LEAST * n / 5:
+        return "collapses"
+    return "stable" if k < rules.STABLE_AT_MOST * n / 5 else "between"
+
+
+def map_verdict_by_counts(points):
+    """The map's rule comparing collapsed counts, not fractions (arms with different seed counts compared raw)."""
+    if (points["k"]["gspo"] > points["k"]["grpo"]).any():
+        return f2_search.MAP.verdict("mixed")
+    return f2_search.MAP.verdict("boundary" if points["k"]["gspo"].sum() > 0 else "immune")
+
+
+def separation_by_means(variant, base) -> int:
+    """Finding 3's separation read from the means alone (the ±10 % reading the page used to make, without a band)."""
+    return 1 if variant.mean() > base.mean() else (-1 if variant.mean() < base.mean() else 0)
+
+
+def premise_without_floor(table, eps=GSPO_CLIP.low):
+    """§5.4's premise checked on the bf16 mismatch alone, ignoring whether the fp32 floor is as large."""
+    means = table.groupby("checkpoint")["bf16_seq_mean"].mean()
+    return f5_precision.PREMISE.verdict("holds" if (means > eps).all() else ("not" if (means < eps).all() else "mixed"))
+
+
+def confirm_any_sign(first, fresh):
+    """A confirmation that counts any interval excluding 0 on the fresh seeds, whatever its sign."""
+    if stats.interval_sign(first) == 0:
+        return f5_precision.CONFIRM.verdict("nothing")
+    return f5_precision.CONFIRM.verdict("confirmed" if stats.interval_sign(fresh) != 0 else "not")
+
+
+def trend_without_interval(table):
+    """The slope of the noise ratio against log2 L with no interval: its sign decides."""
+    slope = float(np.polyfit(np.log2(table["length"].to_numpy(float)), table["noise_ratio_kK"].to_numpy(float), 1)[0])
+    return slope, slope, slope
+
+
+def bootstrap_without_resampling(values, level=0.95):
+    """An "interval" that is the mean twice."""
+    m = float(np.mean(list(values)))
+    return m, m
+
+
+def robust_by_rule_name(declared, two):
+    """Robustness judged by the verdicts' rule names instead of their outcomes: never flips."""
+    return f2_sensitivity.ROBUST.verdict("same" if declared.rule == two.rule else "flips")
+
+
+def _rule_check(rule: str, what: str):
+    def check(patched: bool) -> bool:
+        import test_rules
+
+        return test_rules.outcome_of(rule, what) == test_rules.expected(rule, what)
+
+    return check
+
+
+def _rule(rule, what, target, replacement, mutant):
+    return Mutant(f"rule: {rule}", f"findings rule on the synthetic case '{what}' (tests/test_rules.py)", target,
+                  replacement, mutant, _rule_check(rule, what))  # fmt: skip
+
+
+RULE_MUTANTS: list = []  # filled below, after the Mutant dataclass
+
+
 # --- the one table -----------------------------------------------------------------------------------------------
 
 
@@ -315,6 +404,72 @@ MUTANTS: list[Mutant] = [
 ]  # fmt: skip
 
 
+RULE_MUTANTS += [
+    _rule("f1.clip_ratio", "ratios ~105", "gspo_lab.findings.f1_clipping.REPRODUCED_RATIO", _same(300.0),
+          "the reproduced threshold typed as 300 instead of 30"),
+    _rule("f1.accuracy", "interval across 0", "gspo_lab.findings.f1_clipping.interval_sign", _same(sign_of_mean),
+          "the sign of the mean difference instead of its interval"),
+    _rule("collapse.class", "1/5", "gspo_lab.findings.rules.STABLE_AT_MOST", _same(0),
+          '"does not collapse" as 0/5 in one place and <= 1/5 in another'),
+    _rule("f2.collapse", "GRPO 5/5, GSPO 1/5 (the target needs 0)", "gspo_lab.findings.f2_collapse.TARGET_GSPO_AT_MOST",
+          _same(1), "the target's GSPO bound loosened from 0 to 1 of 5"),
+    _rule("f2.dense", "4/5", "gspo_lab.findings.f2_collapse.collapse_class", _same(collapse_class_survivors),
+          "the collapsed column read as the surviving runs"),
+    _rule("f2.search", "clip 1, M 16", "gspo_lab.findings.f2_search.TARGET_MAX_MINIBATCHES", _same(16),
+          "the target setting's M <= 8 widened to 16"),
+    _rule("f2.map", "GSPO collapses, never more often (rates, not counts)", "gspo_lab.findings.f2_search.map_verdict",
+          _same(map_verdict_by_counts), "the map compares collapsed counts, not fractions"),
+    _rule("f2.target", "GRPO 4/5, GSPO 1/5", "gspo_lab.findings.f2_candidate.TARGET_GSPO_AT_MOST", _same(1),
+          "the target's GSPO bound loosened from 0 to 1 of 5"),
+    _rule("f2e.dual_clip", "0/5 but peak 150", "gspo_lab.findings.f2_mechanism.PEAK_GSPO_RANGE", _same(math.inf),
+          "dual-clip's declared condition on the largest norm dropped"),
+    _rule("f2e.clip10", "4/5", "gspo_lab.findings.f2_mechanism.collapse_class", _same(collapse_class_strict),
+          'the declared ">= 4 of 5" written as "> 4 of 5"'),
+    _rule("f2e.clip30", "1/5", "gspo_lab.findings.f2_mechanism.collapse_class", _same(collapse_class_strict),
+          'the declared "<= 1 of 5" written as "< 1 of 5"'),
+    _rule("f2e.dose_confirm", "MoE 4/5, dense 1/5", "gspo_lab.findings.f2_mechanism.dose_confirm_verdict",
+          lambda original: functools.wraps(original)(lambda km, nm, kd, nd, c: original(kd, nd, km, nm, c)),
+          "the MoE's and the dense twin's counts swapped"),
+    _rule("f2e.dose_trend", "rising at every cap", "gspo_lab.findings.f2_mechanism.CAPS",
+          _same(("1", "10", "30", "off")),
+          "the caps in the wrong order (tightest first)"),
+    _rule("f2e.reward_auc", "across 0", "gspo_lab.findings.f2_candidate.interval_sign", _same(sign_of_mean),
+          "the sign of the mean difference instead of its interval"),
+    _rule("f2s.robust", "outcome changes", "gspo_lab.findings.f2_sensitivity.robust_verdict",
+          _same(robust_by_rule_name),
+          "robustness judged by the rules' names, not their outcomes"),
+    _rule("f2s.late_diff", "across 0", "gspo_lab.findings.f2_sensitivity.interval_sign", _same(sign_of_mean),
+          "the sign of the mean difference instead of its interval"),
+    _rule("f3.volatility", "within 2x at 1e-4 only", "gspo_lab.findings.f3_volatility.WITHIN_FACTOR", _same(10.0),
+          "'within a factor 2' widened to 10"),
+    _rule("f3.factor", "overlapping intervals, higher mean", "gspo_lab.findings.f3_volatility.separation",
+          _same(separation_by_means), "separation read from the means, not the intervals"),
+    _rule("f4.replay", "plain 5/5, R2 0/5", "gspo_lab.findings.f4_replay.collapse_class",
+          _same(collapse_class_survivors),
+          "the collapsed column read as the surviving runs"),
+    _rule("f5.premise", "the floor above ε too", "gspo_lab.findings.f5_precision.premise_verdict",
+          _same(premise_without_floor), "the premise checked without the fp32 floor"),
+    _rule("f5.claim", "GSPO far", "gspo_lab.findings.f5_precision.CLOSE_ACC", _same(0.5),
+          "the declared 0.05 band typed as 0.5"),
+    _rule("f5.nonzero", "across 0", "gspo_lab.findings.f5_precision.interval_sign", _same(sign_of_mean),
+          "the sign of the mean difference instead of its interval"),
+    _rule("f5.confirm", "opposite sign on fresh seeds", "gspo_lab.findings.f5_precision.confirm_verdict",
+          _same(confirm_any_sign), "a confirmation that ignores the sign"),
+    _rule("f6.above_one", "across 1", "gspo_lab.findings.f6_variance.interval_sign", _same(sign_of_mean),
+          "the sign of the mean instead of the interval"),
+    _rule("f6.grows", "noisy, slightly rising mean", "gspo_lab.findings.f6_variance.trend",
+          _same(trend_without_interval),
+          "the slope's sign without its interval (as is_monotonic_increasing on means did)"),
+    _rule("f6.relvar_change", "across 0", "gspo_lab.findings.f6_variance.interval_sign", _same(sign_of_mean),
+          "the sign of the mean difference instead of its interval"),
+    _rule("f7.token_credit", "across 0, mean above 0", "gspo_lab.findings.f7_token_adv.bootstrap_ci",
+          _same(bootstrap_without_resampling), "an interval that is the mean twice"),
+    _rule("f8.spikes", "medians 30 and 300", "gspo_lab.findings.f8_dense.SAME_ORDER", _same(30.0),
+          "'of the same order' widened to a factor 30"),
+]  # fmt: skip
+MUTANTS += RULE_MUTANTS
+
+
 def apply(mp: pytest.MonkeyPatch, row: Mutant) -> None:
     """Patch ``row.target`` with ``row.replacement(original)`` on ``mp``."""
     import importlib
@@ -345,6 +500,11 @@ def test_claim_fails_under_its_mutant(row):
     plain, broken = verdicts(row)
     assert plain is True, f"{row.claim} does not hold on the correct code"
     assert broken is False, f"{row.claim} still holds with {row.mutant}: it checks nothing"
+
+
+def test_every_findings_rule_has_a_mutant():
+    """Each verdict rule of the findings page has a row: a broken piece under which one of its cases flips."""
+    assert {m.claim.removeprefix("rule: ") for m in RULE_MUTANTS} == set(rules.RULES)
 
 
 def test_every_notebook_claim_has_a_mutant():

@@ -1,0 +1,284 @@
+"""Every verdict rule of the findings page, driven through each of its outcomes on small synthetic tables.
+
+:data:`CASES` holds, per rule, (what is checked, a zero-argument computation returning a Verdict, the expected
+outcome). One test runs every case; another asserts that the cases of each registered rule reach all its outcomes, so
+a new rule or outcome without a case fails here. ``tests/test_mutants.py`` reuses these cases as its rules' checks.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import gspo_lab.findings.f1_clipping as f1
+import gspo_lab.findings.f2_candidate as f2c
+import gspo_lab.findings.f2_collapse as f2
+import gspo_lab.findings.f2_mechanism as f2e
+import gspo_lab.findings.f2_search as f2s
+import gspo_lab.findings.f2_sensitivity as f2f
+import gspo_lab.findings.f3_volatility as f3
+import gspo_lab.findings.f4_replay as f4
+import gspo_lab.findings.f5_precision as f5
+import gspo_lab.findings.f6_variance as f6
+import gspo_lab.findings.f7_token_adv as f7
+import gspo_lab.findings.f8_dense as f8
+import gspo_lab.findings.page  # noqa: F401  (imports every finding, so RULES is complete)
+import gspo_lab.findings.rules as rules
+
+S = pd.Series
+UP = S([0.05, 0.04, 0.06, 0.03, 0.05])  # a paired difference whose interval lies above 0
+DOWN = -UP
+MIXED = S([0.04, -0.05, 0.03, -0.04, 0.01])  # mean -0.002, interval across 0
+MIXED_POS = S([0.06, -0.05, 0.03, -0.04, 0.02])  # mean +0.004, interval across 0
+
+
+def _volatility(changes: dict[float, float]) -> pd.DataFrame:
+    """moe-sort's change after one update per lr (5 seeds around each value)."""
+    rows = [{"checkpoint": "moe-sort", "lr": lr, "seed": s, "change_k1": v * (1 + 0.02 * (s - 2))}
+            for lr, v in changes.items() for s in range(5)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _factor(base: dict[float, list], variant: dict[float, list]) -> pd.DataFrame:
+    rows = [{"checkpoint": ck, "lr": lr, "seed": s, "change_k1": v}
+            for ck, d in (("sweep-sort", base), ("sweep-deep-sort", variant))
+            for lr, vs in d.items() for s, v in enumerate(vs)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+SEP_BASE = {1e-4: [0.030, 0.031, 0.032, 0.033, 0.034], 3e-4: [0.10, 0.101, 0.102, 0.103, 0.104]}
+ABOVE = [0.05, 0.051, 0.052, 0.053, 0.054]
+OVERLAP = [0.025, 0.045, 0.030, 0.040, 0.035]  # mean 0.035 > the base's 0.032, intervals overlap
+BELOW = [0.080, 0.081, 0.082, 0.083, 0.084]
+
+
+def _premise(bf16: list[float], fp32: list[float]) -> pd.DataFrame:
+    rows = [{"checkpoint": f"ck{i}", "seed": s, "bf16_seq_mean": b * (1 + 0.01 * s),
+             "fp32_seq_mean": f * (1 + 0.01 * s)} for i, (b, f) in enumerate(zip(bf16, fp32, strict=True))
+            for s in range(5)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _noise(ratio_by_len: dict[int, list[float]]) -> pd.DataFrame:
+    return pd.DataFrame([{"length": L, "noise_ratio_kK": r} for L, rs in ratio_by_len.items() for r in rs])
+
+
+def _points(rows: list[tuple]) -> pd.DataFrame:
+    """Map points as f2_search builds them: index (lr, M), columns (k|n, grpo|gspo)."""
+    idx = pd.MultiIndex.from_tuples([(r[0], r[1]) for r in rows], names=["lr", "minibatches"])
+    cols = pd.MultiIndex.from_product([["k", "n"], ["grpo", "gspo"]])
+    return pd.DataFrame([[r[2], r[3], r[4], r[5]] for r in rows], index=idx, columns=cols)
+
+
+def _dose(means: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame([{"clip": c, "seed": s, "late_acc": v + 0.01 * s} for c, v in means.items() for s in range(5)])
+
+
+def _v(outcome: str) -> rules.Verdict:
+    return rules.Verdict("x", outcome, outcome)
+
+
+DUAL, CLIP10, CLIP30 = (f2e.INTERVENTIONS[k] for k in [("grpo_dual_clip", "off"), ("grpo", "10"), ("grpo", "30")])
+
+#: rule name -> [(what, computation, expected outcome)]
+CASES: dict[str, list[tuple[str, object, str]]] = {
+    "f1.clip_ratio": [
+        ("ratios ~105", lambda: f1.clip_ratio_verdict(S([100.0, 110, 95, 105, 120]), 5), "reproduced"),
+        ("ratios ~10", lambda: f1.clip_ratio_verdict(S([10.0, 12, 9, 11, 10]), 5), "partly"),
+        ("ratios ~1", lambda: f1.clip_ratio_verdict(S([1.0, 1.2, 0.9, 1.1, 1.0]), 5), "not"),
+    ],
+    "f1.accuracy": [
+        ("GSPO lower", lambda: f1.accuracy_verdict(DOWN), "lower"),
+        ("GSPO higher", lambda: f1.accuracy_verdict(UP), "higher"),
+        ("interval across 0", lambda: f1.accuracy_verdict(MIXED), "none"),
+    ],
+    "collapse.class": [
+        ("5/5", lambda: rules.class_verdict(5, 5), "collapses"),
+        ("1/5", lambda: rules.class_verdict(1, 5), "stable"),
+        ("3/5", lambda: rules.class_verdict(3, 5), "between"),
+        ("8/10 and 2/10", lambda: rules.class_verdict(8, 10) if rules.class_verdict(2, 10).outcome == "stable"
+         else _v("wrong"), "collapses"),
+    ],
+    "f2.collapse": [
+        ("GRPO 5/5, GSPO 0/5", lambda: f2.collapse_verdict(5, 5, 0, 5, 5), "separates"),
+        ("GRPO 5/5, GSPO 1/5 (the target needs 0)", lambda: f2.collapse_verdict(5, 5, 1, 5, 5), "mixed"),
+        ("both 5/5", lambda: f2.collapse_verdict(5, 5, 4, 5, 5), "both"),
+        ("both <= 1/5", lambda: f2.collapse_verdict(1, 5, 0, 5, 5), "neither"),
+    ],
+    "f2.dense": [
+        ("4/5", lambda: f2.dense_verdict(4, 5, 5), "not_specific"),
+        ("1/5", lambda: f2.dense_verdict(1, 5, 5), "specific"),
+        ("2/5", lambda: f2.dense_verdict(2, 5, 5), "mixed"),
+    ],
+    "f2.search": [
+        ("clip 1, M 8", lambda: f2s.search_hit(S([True, True]), S([False, False]), 2, "1", 8), "target"),
+        ("clip 1, M 16", lambda: f2s.search_hit(S([True, True]), S([False, False]), 2, "1", 16), "outside"),
+        ("GSPO collapsed once", lambda: f2s.search_hit(S([True, True]), S([True, False]), 2, "1", 8), "none"),
+    ],
+    "f2.map": [
+        ("GSPO collapses, never more often (rates, not counts)",
+         lambda: f2s.map_verdict(_points([(1e-4, 8, 1, 2, 2, 10), (5e-5, 16, 5, 0, 5, 5)])), "boundary"),
+        ("GSPO never", lambda: f2s.map_verdict(_points([(1e-4, 8, 2, 0, 2, 2)])), "immune"),
+        ("GSPO more often somewhere", lambda: f2s.map_verdict(_points([(1e-4, 8, 0, 1, 2, 2)])), "mixed"),
+    ],
+    "f2.target": [
+        ("GRPO 4/5, GSPO 0/5", lambda: f2c.target_verdict(4, 5, 0, 5, 5), "met"),
+        ("GRPO 4/5, GSPO 1/5", lambda: f2c.target_verdict(4, 5, 1, 5, 5), "not"),
+    ],
+    "f2e.dual_clip": [
+        ("1/5, peak 50", lambda: f2e.intervention_verdict(DUAL, 1, 5, 50.0, 5), "low"),
+        ("0/5 but peak 150", lambda: f2e.intervention_verdict(DUAL, 0, 5, 150.0, 5), "inconclusive"),
+        ("4/5", lambda: f2e.intervention_verdict(DUAL, 4, 5, 50.0, 5), "high"),
+    ],
+    "f2e.clip10": [
+        ("0/5", lambda: f2e.intervention_verdict(CLIP10, 0, 5, 300.0, 5), "low"),
+        ("4/5", lambda: f2e.intervention_verdict(CLIP10, 4, 5, 300.0, 5), "high"),
+        ("2/5", lambda: f2e.intervention_verdict(CLIP10, 2, 5, 300.0, 5), "inconclusive"),
+    ],
+    "f2e.clip30": [
+        ("1/5", lambda: f2e.intervention_verdict(CLIP30, 1, 5, 300.0, 5), "low"),
+        ("5/5", lambda: f2e.intervention_verdict(CLIP30, 5, 5, 300.0, 5), "high"),
+        ("3/5", lambda: f2e.intervention_verdict(CLIP30, 3, 5, 300.0, 5), "inconclusive"),
+    ],
+    "f2e.dose_confirm": [
+        ("MoE 4/5, dense 1/5", lambda: f2e.dose_confirm_verdict(4, 5, 1, 5, 10), "confirmed"),
+        ("MoE 2/5, dense 4/5", lambda: f2e.dose_confirm_verdict(2, 5, 4, 5, 10), "not"),
+    ],
+    "f2e.dose_trend": [
+        ("rising at every cap", lambda: f2e.dose_trend_verdict(_dose({"off": 0.1, "30": 0.2, "10": 0.3, "1": 0.5})),
+         "rises"),
+        ("rising overall only", lambda: f2e.dose_trend_verdict(_dose({"off": 0.1, "30": 0.3, "10": 0.2, "1": 0.5})),
+         "overall"),
+        ("flat", lambda: f2e.dose_trend_verdict(_dose({"off": 0.3, "30": 0.3, "10": 0.3, "1": 0.3})), "none"),
+    ],
+    "f2e.reward_auc": [
+        ("GSPO higher", lambda: f2c.reward_auc_verdict(UP), "higher"),
+        ("GSPO lower", lambda: f2c.reward_auc_verdict(DOWN), "lower"),
+        ("across 0", lambda: f2c.reward_auc_verdict(MIXED), "none"),
+    ],
+    "f2s.robust": [
+        ("same outcome", lambda: f2f.robust_verdict(_v("high"), _v("high")), "same"),
+        ("outcome changes", lambda: f2f.robust_verdict(_v("high"), _v("low")), "flips"),
+    ],
+    "f2s.late_diff": [
+        ("higher", lambda: f2f.late_diff_verdict(UP), "higher"),
+        ("lower", lambda: f2f.late_diff_verdict(DOWN), "lower"),
+        ("across 0", lambda: f2f.late_diff_verdict(MIXED), "none"),
+    ],
+    "f3.volatility": [
+        ("within 2x at 3e-5 and 1e-4", lambda: f3.volatility_verdict(_volatility({3e-5: 0.06, 1e-4: 0.12, 3e-4: 0.4})),
+         "reproduced"),
+        ("within 2x at 1e-4 only", lambda: f3.volatility_verdict(_volatility({3e-5: 0.03, 1e-4: 0.09, 3e-4: 0.23})),
+         "partly"),
+        ("never within 2x", lambda: f3.volatility_verdict(_volatility({3e-5: 0.01, 1e-4: 0.03, 3e-4: 0.04})), "not"),
+    ],
+    "f3.factor": [
+        ("above at one lr", lambda: f3.factor_verdict(_factor(SEP_BASE, {1e-4: ABOVE, 3e-4: SEP_BASE[3e-4]}),
+                                                      "sweep-deep-sort")[0], "raises"),
+        ("below at one lr", lambda: f3.factor_verdict(_factor(SEP_BASE, {1e-4: [0.01] * 4 + [0.011],
+                                                                         3e-4: SEP_BASE[3e-4]}), "sweep-deep-sort")[0],
+         "lowers"),
+        ("above and below", lambda: f3.factor_verdict(_factor(SEP_BASE, {1e-4: ABOVE, 3e-4: [0.05] * 4 + [0.051]}),
+                                                      "sweep-deep-sort")[0], "mixed"),
+        ("overlapping intervals, higher mean", lambda: f3.factor_verdict(
+            _factor(SEP_BASE, {1e-4: OVERLAP, 3e-4: SEP_BASE[3e-4]}), "sweep-deep-sort")[0], "none"),
+    ],
+    "f4.replay": [
+        ("plain 5/5, R2 0/5", lambda: f4.replay_verdict(5, 5, 0, 5), "prevented"),
+        ("plain 5/5, R2 5/5", lambda: f4.replay_verdict(5, 5, 5, 5), "not"),
+        ("plain 0/5", lambda: f4.replay_verdict(0, 5, 0, 5), "none"),
+    ],
+    "f5.premise": [
+        ("bf16 above ε, floor below", lambda: f5.premise_verdict(_premise([2e-3, 1e-3], [1e-7, 1e-7])), "holds"),
+        ("bf16 below ε", lambda: f5.premise_verdict(_premise([1e-4, 5e-5], [1e-7, 1e-7])), "not"),
+        ("the floor above ε too", lambda: f5.premise_verdict(_premise([2e-3, 1e-3], [1e-3, 1e-3])), "mixed"),
+    ],
+    "f5.claim": [
+        ("GSPO close, GRPO not", lambda: f5.claim_verdict(S([0.1] * 5), S([0.01] * 5), 5), "reproduced"),
+        ("both close", lambda: f5.claim_verdict(S([0.01] * 5), S([0.02] * 5), 5), "indistinct"),
+        ("GSPO far", lambda: f5.claim_verdict(S([0.01] * 5), S([0.1] * 5), 5), "not"),
+    ],
+    "f5.nonzero": [
+        ("higher", lambda: f5.nonzero_verdict(UP), "higher"),
+        ("lower", lambda: f5.nonzero_verdict(DOWN), "lower"),
+        ("across 0", lambda: f5.nonzero_verdict(MIXED), "none"),
+    ],
+    "f5.confirm": [
+        ("same sign again", lambda: f5.confirm_verdict(UP, UP), "confirmed"),
+        ("opposite sign on fresh seeds", lambda: f5.confirm_verdict(UP, DOWN), "not"),
+        ("first interval across 0", lambda: f5.confirm_verdict(MIXED, UP), "nothing"),
+    ],
+    "f6.above_one": [
+        ("above", lambda: f6.above_one_verdict(1 + UP * 10), "above"),
+        ("below", lambda: f6.above_one_verdict(1 + DOWN * 10), "below"),
+        ("across 1", lambda: f6.above_one_verdict(1 + MIXED * 10), "inside"),
+    ],
+    "f6.grows": [
+        ("rising", lambda: f6.grows_verdict(_noise({4: [1.0, 1.1, 0.9], 8: [1.5, 1.6, 1.4], 16: [2.0, 2.1, 1.9]})),
+         "grows"),
+        ("falling", lambda: f6.grows_verdict(_noise({4: [2.0, 2.1, 1.9], 8: [1.5, 1.6, 1.4], 16: [1.0, 1.1, 0.9]})),
+         "shrinks"),
+        ("noisy, slightly rising mean", lambda: f6.grows_verdict(
+            _noise({4: [0.6, 1.9, 1.2, 0.8, 1.5], 8: [2.2, 0.7, 1.1, 1.6, 0.9], 16: [1.0, 2.3, 0.8, 1.7, 1.2]})),
+         "none"),
+    ],
+    "f6.relvar_change": [
+        ("rises", lambda: f6.relvar_change_verdict(UP), "rises"),
+        ("falls", lambda: f6.relvar_change_verdict(DOWN), "falls"),
+        ("across 0", lambda: f6.relvar_change_verdict(MIXED), "none"),
+    ],
+    "f7.token_credit": [
+        ("interval above 0", lambda: f7.credit_verdict(UP), "helps"),
+        ("across 0, mean above 0", lambda: f7.credit_verdict(MIXED_POS), "none"),
+    ],
+    "f8.spikes": [
+        ("medians 180 and 245", lambda: f8.spikes_verdict(S([180.0, 150, 200]), S([245.0, 230, 260])), "same"),
+        ("medians 30 and 300", lambda: f8.spikes_verdict(S([30.0, 28, 33]), S([300.0, 310, 290])), "different"),
+    ],
+}  # fmt: skip
+
+
+def outcome_of(rule: str, what: str) -> str:
+    """The outcome the case ``what`` of ``rule`` gets from the code as it is (patched or not)."""
+    fn = next(c for w, c, _ in CASES[rule] if w == what)
+    return fn().outcome
+
+
+def expected(rule: str, what: str) -> str:
+    return next(e for w, _, e in CASES[rule] if w == what)
+
+
+@pytest.mark.parametrize("rule,what", [(r, w) for r, cases in CASES.items() for w, _, _ in cases])
+def test_rule_case(rule, what):
+    assert outcome_of(rule, what) == expected(rule, what)
+
+
+def test_every_rule_reaches_every_outcome():
+    assert set(CASES) == set(rules.RULES), "a rule without cases, or cases for a rule that is gone"
+    for name, rule in rules.RULES.items():
+        reached = {e for _, _, e in CASES[name]}
+        assert reached == set(rule.outcomes), f"{name}: no case reaches {set(rule.outcomes) - reached}"
+
+
+def test_every_rule_is_declared_and_names_its_specs():
+    from gspo_lab.paths import data_dir
+
+    specs = {p.stem for p in (data_dir() / "specs").glob("*.toml")}
+    for name, rule in rules.RULES.items():
+        assert rule.marker and rule.declared and rule.specs, name
+        assert set(rule.specs) <= specs, f"{name} reads specs that do not exist: {set(rule.specs) - specs}"
+
+
+def test_pending_and_provisional():
+    assert f1.clip_ratio_verdict(S([], dtype=float), 5).outcome == rules.PENDING
+    v = f1.clip_ratio_verdict(S([100.0, 110, 95]), 5)
+    assert v.outcome == "reproduced" and str(v) == "reproduced (provisional: 3 of 5 seeds finished)"
+    with pytest.raises(ValueError, match="outcome must be one of"):
+        f1.CLIP_RATIO.verdict("maybe")
+    with pytest.raises(ValueError, match="declared twice"):
+        rules.register(rules.Rule("f1.clip_ratio", "1", {"x": "y"}))
+    assert math.isclose(f6.trend(_noise({4: [1.0, 1.0], 8: [2.0, 2.0]}))[0], 1.0)
+    assert np.isfinite(f6.trend(_noise({4: [1.0, 1.2], 8: [2.0, 1.8]}))[1])
