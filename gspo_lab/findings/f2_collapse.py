@@ -106,7 +106,13 @@ def section() -> tuple[dict, dict]:
         )
     curve = curves(s, "eval/accuracy_sampled", "confirm")
     curve = curve[(curve["grad_clip"].map(clip_label) == "off") & ~curve["routing_replay"].astype(bool)]
-    ctx = {"progress": progress(s), "rows": collapse_rows(table), "verdicts": verdicts}
+    noclip = next((v for v in verdicts if v["clip"] == "off"), {"grpo": "—", "gspo": "—"})
+    ctx = {
+        "progress": progress(s),
+        "rows": collapse_rows(table),
+        "verdicts": verdicts,
+        "noclip": {"grpo": noclip["grpo"], "gspo": noclip["gspo"]},
+    }
     return ctx, {"f2_eval_curves": (curve[["objective", "seed", "rollout", "value"]], _plot_eval)}
 
 

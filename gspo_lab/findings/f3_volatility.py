@@ -138,9 +138,15 @@ def section() -> tuple[dict, dict]:
                     "of": of,
                 }
             )
+    means = table.groupby(["checkpoint", "lr"])[["change_k1", "change_k1_first_layer", "change_k1_last_layer"]].mean()
+    by_ckpt = means["change_k1"].groupby(level="checkpoint")
     ctx = {
         "progress": progress(s),
         "rows": rows,
+        "last_above_first": int((means["change_k1_last_layer"] > means["change_k1_first_layer"]).sum()),
+        "points": len(means),
+        "rises_with_lr": int(sum(g.is_monotonic_increasing for _, g in by_ckpt)),
+        "checkpoints": by_ckpt.ngroups,
         "verdict": volatility_verdict(table),
         "factors": factors,
         "moe": {
