@@ -21,7 +21,7 @@ from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import interval_sign, paired_diff, rate_table
 from gspo_lab.experiments.store import finished
 from gspo_lab.findings.f2_spikes import plot_spikes
-from gspo_lab.findings.fmt import clip_label, mean_ci, num, summary
+from gspo_lab.findings.fmt import mean_ci, num, summary
 from gspo_lab.findings.rules import (
     COLLAPSES_AT_LEAST,
     PENDING,
@@ -34,17 +34,13 @@ from gspo_lab.findings.rules import (
 )
 from gspo_lab.findings.tables import (
     MODELS,
-    arm_name,
+    mechanism_table,
     progress,
     run_endpoints,
     spec,
-    spike_table,
-    with_base,
 )
 
 __all__ = [
-    "with_labels",
-    "mechanism_table",
     "INTERVENTIONS",
     "DOSE_CONFIRM",
     "intervention_verdict",
@@ -169,45 +165,6 @@ def dose_confirm_verdict(k_moe: int, n_moe: int, k_dense: int, n_dense: int, cel
     return DOSE_CONFIRM.verdict("confirmed" if ok else "not", done)
 
 
-#: the order of 2e's arms on the page: GRPO from no cap to a cap of 1, dual-clip, GSPO
-_ORDER = {
-    ("grpo", "off"): 0,
-    ("grpo", "30"): 1,
-    ("grpo", "10"): 2,
-    ("grpo", "1"): 3,
-    ("grpo_dual_clip", "off"): 4,
-    ("gspo", "off"): 5,
-}
-
-
-def mechanism_table() -> pd.DataFrame:
-    """Per run: finding 2's no-clip GRPO and GSPO arms, GRPO at grad clip 1.0 (stored, f2_collapse_*) and the
-    interventions of f2_mechanism and f2_clip_dose, on both models, seeds 10-14, with typical and largest norms."""
-    parts = []
-    for ckpt, name in (("moe-sort", "f2_collapse_moe"), ("dense-sort", "f2_collapse_dense")):
-        t = spike_table(spec(name))
-        if "routing_replay" in t:
-            t = t[~t["routing_replay"].astype(bool)]
-        t = t[(t.objective == "grpo") | (t["grad_clip"].map(clip_label) == "off")]
-        parts.append(t.assign(model=MODELS[ckpt], checkpoint=ckpt, source=name))
-    for name in ("f2_mechanism", "f2_clip_dose"):
-        s = spec(name)
-        t = with_base(s, spike_table(s), ("objective", "grad_clip"))
-        parts.append(t.assign(model=t["checkpoint"].map(MODELS), source=name))
-    return with_labels(pd.concat(parts, ignore_index=True))
-
-
-def with_labels(t: pd.DataFrame) -> pd.DataFrame:
-    """Runs of 2e's table with their arm, clip label and the page's order (model, then GRPO's caps, dual-clip, GSPO)."""
-    t = t.assign(routing_replay=t.get("routing_replay", pd.Series(False, index=t.index)).fillna(False).astype(bool))
-    t = t.assign(arm=t.apply(arm_name, axis=1), clip=t["grad_clip"].map(clip_label))
-    t = t.assign(
-        order=[_ORDER.get((o, c), 9) for o, c in zip(t["objective"], t["clip"], strict=True)],
-        model_order=t["model"].map({m: i for i, m in enumerate(MODELS.values())}),
-    )
-    return t.sort_values(["model_order", "order", "seed"]).reset_index(drop=True)
-
-
 def _dose_confirm() -> dict:
     s = spec("f2_clip_dose_confirm")
     table = finished(s, "confirm")
@@ -221,11 +178,10 @@ def _dose_confirm() -> dict:
     }
 
 
-def section() -> tuple[dict, dict]:
-    s = spec("f2_mechanism")
-    table = mechanism_table()
+def _table_rows(table: pd.DataFrame) -> list[list]:
     rows = []
     for (model, _, arm, clip), g in table.groupby(["model", "order", "arm", "clip"], sort=False):
+        peak = f"{num(g['peak'].median())} [{num(g['peak'].min())}–{num(g['peak'].max())}]"
         rows.append(
             [
                 model,
@@ -236,22 +192,34 @@ def section() -> tuple[dict, dict]:
                 f"{int(g['collapsed'].sum())}/{len(g)}",
                 mean_ci(summary(g["eval_final"])),
                 num(g["typical"].median()),
-                f"{num(g['peak'].median())} [{num(g['peak'].min())}–{num(g['peak'].max())}]",
+                peak,
                 num(g["early_above"].mean()),
             ]
         )
+    return rows
+
+
+def _verdicts(table: pd.DataFrame, seeds_declared: int) -> tuple[list[dict], list[dict]]:
+    """Each intervention arm's verdict by its declared rule; for the cap of 30, its fresh seeds and the pooled 10."""
     fresh = finished(spec("f2_clip_dose_confirm"), "confirm").assign(model=lambda d: d["checkpoint"].map(MODELS))
-    table = table.assign(
-        late_acc=[run_endpoints(src, k)["late_acc"] for src, k in zip(table["source"], table["key"], strict=True)]
-    )
-    verdicts, dose, pooled30 = [], [], []
+    verdicts, pooled30 = [], []
     for model, g in table.groupby("model", sort=False):
         for (objective, clip), rule in INTERVENTIONS.items():
             arm = g[(g.objective == objective) & (g["clip"] == clip)]
             if arm.empty:
                 continue
             k, n, peak = int(arm["collapsed"].sum()), len(arm), arm["peak"].median()
-            if clip == "30":  # its fresh seeds (f2_clip_dose_confirm) and the 10 seeds pooled
+            verdicts.append(
+                {
+                    "model": model,
+                    "name": _NAMES[(objective, clip)],
+                    "k": k,
+                    "n": n,
+                    "peak": num(peak),
+                    "verdict": intervention_verdict(rule, k, n, peak, seeds_declared),
+                }
+            )
+            if clip == "30":
                 again = fresh[fresh.model == model]
                 kf, nf = int(again["collapsed"].sum()), len(again)
                 pooled30.append(
@@ -263,17 +231,13 @@ def section() -> tuple[dict, dict]:
                         "verdict": class_verdict(k + kf, n + nf),
                     }
                 )
-            verdicts.append(
-                {
-                    "model": model,
-                    "name": _NAMES[(objective, clip)],
-                    "k": k,
-                    "n": n,
-                    "peak": num(peak),
-                    "verdict": intervention_verdict(rule, k, n, peak, len(s.confirm_seeds)),
-                }
-            )
-        grpo = g[g.objective == "grpo"]
+    return verdicts, pooled30
+
+
+def _dose(table: pd.DataFrame) -> list[dict]:
+    """GRPO's collapsed runs, final and late held-out accuracy as the cap tightens, per model, with the trend."""
+    dose = []
+    for model, g in table[table.objective == "grpo"].groupby("model", sort=False):
         steps = [
             {
                 "clip": c,
@@ -283,15 +247,24 @@ def section() -> tuple[dict, dict]:
                 "late": mean_ci(summary(d["late_acc"])),
             }
             for c in CAPS
-            if len(d := grpo[grpo["clip"] == c])
+            if len(d := g[g["clip"] == c])
         ]
-        dose.append({"model": model, "steps": steps, "trend": dose_trend_verdict(grpo)})
+        dose.append({"model": model, "steps": steps, "trend": dose_trend_verdict(g)})
+    return dose
+
+
+def section() -> tuple[dict, dict]:
+    s = spec("f2_mechanism")
+    table = mechanism_table()
+    late = [run_endpoints(src, k)["late_acc"] for src, k in zip(table["source"], table["key"], strict=True)]
+    table = table.assign(late_acc=late)
+    verdicts, pooled30 = _verdicts(table, len(s.confirm_seeds))
     ctx = {
         "progress": progress(s),
         "dose_progress": progress(spec("f2_clip_dose")),
-        "rows": rows,
+        "rows": _table_rows(table),
         "verdicts": verdicts,
-        "dose": dose,
+        "dose": _dose(table),
         "dose_confirm": _dose_confirm(),
         "pooled30": pooled30,
     }

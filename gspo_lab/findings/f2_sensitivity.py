@@ -25,7 +25,7 @@ from gspo_lab.experiments.store import finished, load_result, results_dir
 from gspo_lab.experiments.summary import endpoints
 from gspo_lab.findings.fmt import diff_cell, mean_ci, num, summary
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
-from gspo_lab.findings.tables import spec, spike_table, with_base, with_endpoints
+from gspo_lab.findings.tables import mechanism_table, spec, spike_table, with_base, with_endpoints, with_labels
 
 __all__ = ["ROBUST", "LATE_DIFF", "robust_verdict", "late_diff_verdict", "family", "section"]
 
@@ -92,11 +92,11 @@ def _run_details(source: str, key: str) -> dict:
 def family() -> pd.DataFrame:
     """Every confirmation run of finding 2's M = 16 family (2, 2b, 2e, the dose and its fresh seeds): arm, grad
     clip, model, seed, the declared flag, the sensitivity endpoints and the collapse-mode windows."""
-    t = f2_mechanism.mechanism_table()
+    t = mechanism_table()
     s = spec("f2_clip_dose_confirm")
     fresh = with_base(s, spike_table(s), ("objective", "grad_clip"))
     fresh = fresh.assign(model=fresh["checkpoint"].map({"moe-sort": "MoE", "dense-sort": "dense"}), source=s.name)
-    t = pd.concat([t, f2_mechanism.with_labels(fresh)], ignore_index=True)
+    t = pd.concat([t, with_labels(fresh)], ignore_index=True)
     details = pd.DataFrame([_run_details(src, key) for src, key in zip(t["source"], t["key"], strict=True)])
     return pd.concat([t.reset_index(drop=True), details], axis=1)
 
@@ -105,85 +105,62 @@ def _counts(g: pd.DataFrame) -> tuple[int, int, int]:
     return int(g["collapsed"].sum()), int(g["collapsed_two"].sum()), len(g)
 
 
+def _both(rule: str, where: str, judge, groups: dict[str, pd.DataFrame]) -> dict:
+    """One verdict row: ``judge(k_1, n_1, k_2, n_2, …)`` on the declared and on the two-evaluation counts of
+    ``groups`` (label -> runs), and whether the two agree (``f2s.robust``)."""
+    declared, two, said, said_two = [], [], [], []
+    for label, g in groups.items():
+        d, t2, n = _counts(g)
+        declared += [d, n]
+        two += [t2, n]
+        said.append(f"{label} {d}/{n}".strip())
+        said_two.append(f"{label} {t2}/{n}".strip())
+    dv, tv = judge(*declared), judge(*two)
+    return {
+        "rule": rule,
+        "where": where,
+        "declared_counts": ", ".join(said),
+        "two_counts": ", ".join(said_two),
+        "declared": dv,
+        "two": tv,
+        "robust": robust_verdict(dv, tv),
+    }
+
+
 def _verdict_rows(t: pd.DataFrame) -> list[dict]:
     """Each declared collapse verdict of 2, 2b and 2e, on the declared flag and on the two-evaluation rule."""
     rows = []
     seeds = t[t.source == "f2_collapse_moe"]["seed"].nunique()
     for model, m in t[t.source.isin(["f2_collapse_moe", "f2_collapse_dense"])].groupby("model", sort=False):
         for clip in ("off", "1"):
-            g, k = m[(m.objective == "grpo") & (m["clip"] == clip)], m[(m.objective == "gspo") & (m["clip"] == clip)]
-            if g.empty or k.empty:
-                continue
-            (gd, g2, gn), (kd, k2, kn) = _counts(g), _counts(k)
-            rule = f2_collapse.collapse_verdict
-            rows.append(
-                {
-                    "rule": "f2.collapse",
-                    "where": f"{model}, grad clip {clip}",
-                    "declared_counts": f"GRPO {gd}/{gn}, GSPO {kd}/{kn}",
-                    "two_counts": f"GRPO {g2}/{gn}, GSPO {k2}/{kn}",
-                    "declared": rule(gd, gn, kd, kn, seeds),
-                    "two": rule(g2, gn, k2, kn, seeds),
-                }
-            )
+            arms = {o.upper(): m[(m.objective == o) & (m["clip"] == clip)] for o in ("grpo", "gspo")}
+            judge = lambda *c: f2_collapse.collapse_verdict(*c, seeds)  # noqa: E731
+            rows.append(_both("f2.collapse", f"{model}, grad clip {clip}", judge, arms))
     for model, m in t[t.source.isin(["f2_mechanism", "f2_clip_dose"])].groupby("model", sort=False):
         for (objective, clip), r in f2_mechanism.INTERVENTIONS.items():
-            a = m[(m.objective == objective) & (m["clip"] == clip)]
-            if a.empty:
-                continue
-            d, two, n = _counts(a)
-            peak = a["peak"].median()
-            rows.append(
-                {
-                    "rule": r.name,
-                    "where": model,
-                    "declared_counts": f"{d}/{n}",
-                    "two_counts": f"{two}/{n}",
-                    "declared": f2_mechanism.intervention_verdict(r, d, n, peak, n),
-                    "two": f2_mechanism.intervention_verdict(r, two, n, peak, n),
-                }
-            )
+            arm = m[(m.objective == objective) & (m["clip"] == clip)]
+            peak = arm["peak"].median()
+            judge = lambda k, n, r=r, peak=peak: f2_mechanism.intervention_verdict(r, k, n, peak, n)  # noqa: E731
+            rows.append(_both(r.name, model, judge, {"": arm}))
     dense = t[(t.source == "f2_collapse_dense") & (t.objective == "grpo") & (t["clip"] == "off")]
-    d, two, n = _counts(dense)
     rows.append(
-        {
-            "rule": "f2.dense",
-            "where": "dense GRPO, grad clip off",
-            "declared_counts": f"{d}/{n}",
-            "two_counts": f"{two}/{n}",
-            "declared": f2_collapse.dense_verdict(d, n, n),
-            "two": f2_collapse.dense_verdict(two, n, n),
-        }
+        _both("f2.dense", "dense GRPO, grad clip off", lambda k, n: f2_collapse.dense_verdict(k, n, n), {"": dense})
     )
     c = spec("f2_confirm_clip")
     cand = with_endpoints(c, finished(c, "confirm"))
-    (gd, g2, gn), (kd, k2, kn) = (_counts(cand[cand.objective == o]) for o in ("grpo", "gspo"))
+    arms = {o.upper(): cand[cand.objective == o] for o in ("grpo", "gspo")}
     rows.append(
-        {
-            "rule": "f2.target",
-            "where": "moe-sort, grad clip 1, M 8, lr 1e-4",
-            "declared_counts": f"GRPO {gd}/{gn}, GSPO {kd}/{kn}",
-            "two_counts": f"GRPO {g2}/{gn}, GSPO {k2}/{kn}",
-            "declared": f2_candidate.target_verdict(gd, gn, kd, kn, gn),
-            "two": f2_candidate.target_verdict(g2, gn, k2, kn, gn),
-        }
+        _both(
+            "f2.target",
+            "moe-sort, grad clip 1, M 8, lr 1e-4",
+            lambda *c: f2_candidate.target_verdict(*c, len(cand)),
+            arms,
+        )
     )
     fresh = t[t.source == "f2_clip_dose_confirm"]
-    moe, dense = _counts(fresh[fresh.model == "MoE"]), _counts(fresh[fresh.model == "dense"])
-    dc = f2_mechanism.dose_confirm_verdict
-    rows.append(
-        {
-            "rule": "f2e.dose_confirm",
-            "where": "seeds 15-19",
-            "declared_counts": f"MoE {moe[0]}/{moe[2]}, dense {dense[0]}/{dense[2]}",
-            "two_counts": f"MoE {moe[1]}/{moe[2]}, dense {dense[1]}/{dense[2]}",
-            "declared": dc(moe[0], moe[2], dense[0], dense[2], 0),
-            "two": dc(moe[1], moe[2], dense[1], dense[2], 0),
-        }
-    )
-    for row in rows:
-        row["robust"] = robust_verdict(row["declared"], row["two"])
-    return rows
+    models = {m: fresh[fresh.model == m] for m in ("MoE", "dense")}
+    rows.append(_both("f2e.dose_confirm", "seeds 15-19", lambda *c: f2_mechanism.dose_confirm_verdict(*c, 0), models))
+    return [row for row in rows if row["declared"].outcome != PENDING]
 
 
 #: the late-accuracy comparisons, per model: (arm, its comparison arm), arms named "<objective> clip <clip>"

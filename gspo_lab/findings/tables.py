@@ -12,6 +12,8 @@ from gspo_lab.experiments.summary import endpoints
 from gspo_lab.findings.fmt import clip_label, mean_ci, num, rate_cell, summary
 
 __all__ = [
+    "mechanism_table",
+    "with_labels",
     "spec",
     "progress",
     "arm_name",
@@ -20,6 +22,8 @@ __all__ = [
     "with_endpoints",
     "spike_table",
     "MODELS",
+    "mechanism_table",
+    "with_labels",
     "SPIKE_EARLY_ROLLOUTS",
     "EARLY_ROLLOUTS",
     "EARLY_NORM",
@@ -139,3 +143,42 @@ def spike_table(s: Spec) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+#: the order of 2e's arms on the page: GRPO from no cap to a cap of 1, dual-clip, GSPO
+_ORDER = {
+    ("grpo", "off"): 0,
+    ("grpo", "30"): 1,
+    ("grpo", "10"): 2,
+    ("grpo", "1"): 3,
+    ("grpo_dual_clip", "off"): 4,
+    ("gspo", "off"): 5,
+}
+
+
+def mechanism_table() -> pd.DataFrame:
+    """Per run: finding 2's no-clip GRPO and GSPO arms, GRPO at grad clip 1.0 (stored, f2_collapse_*) and the
+    interventions of f2_mechanism and f2_clip_dose, on both models, seeds 10-14, with typical and largest norms."""
+    parts = []
+    for ckpt, name in (("moe-sort", "f2_collapse_moe"), ("dense-sort", "f2_collapse_dense")):
+        t = spike_table(spec(name))
+        if "routing_replay" in t:
+            t = t[~t["routing_replay"].astype(bool)]
+        t = t[(t.objective == "grpo") | (t["grad_clip"].map(clip_label) == "off")]
+        parts.append(t.assign(model=MODELS[ckpt], checkpoint=ckpt, source=name))
+    for name in ("f2_mechanism", "f2_clip_dose"):
+        s = spec(name)
+        t = with_base(s, spike_table(s), ("objective", "grad_clip"))
+        parts.append(t.assign(model=t["checkpoint"].map(MODELS), source=name))
+    return with_labels(pd.concat(parts, ignore_index=True))
+
+
+def with_labels(t: pd.DataFrame) -> pd.DataFrame:
+    """Runs of 2e's table with their arm, clip label and the page's order (model, then GRPO's caps, dual-clip, GSPO)."""
+    t = t.assign(routing_replay=t.get("routing_replay", pd.Series(False, index=t.index)).fillna(False).astype(bool))
+    t = t.assign(arm=t.apply(arm_name, axis=1), clip=t["grad_clip"].map(clip_label))
+    t = t.assign(
+        order=[_ORDER.get((o, c), 9) for o, c in zip(t["objective"], t["clip"], strict=True)],
+        model_order=t["model"].map({m: i for i, m in enumerate(MODELS.values())}),
+    )
+    return t.sort_values(["model_order", "order", "seed"]).reset_index(drop=True)
