@@ -84,6 +84,9 @@ class TrainConfig:
     the training length, sampled at the training temperature and greedy; rows in eval.csv); 0 = off."""
     eval_prompts: int = 64
     """Eval-split prompts per evaluation (the same prompts every time)."""
+    eval_samples: int = 1
+    """Sampled responses per eval prompt at the training temperature (greedy gives one): an evaluation scores
+    eval_prompts × eval_samples samples (findings part 2 declares ≥ 256: 128 prompts × 2)."""
     threads: int = 1
     """torch threads (1 was fastest for these sizes on a shared 2-core machine; README, "Measured here")."""
 
@@ -129,6 +132,8 @@ class TrainConfig:
             raise ValueError(f"eval_every must be >= 0 (0 = off), got {self.eval_every}")
         if self.eval_prompts < 1:
             raise ValueError(f"eval_prompts must be >= 1, got {self.eval_prompts}")
+        if self.eval_samples < 1:
+            raise ValueError(f"eval_samples must be >= 1, got {self.eval_samples}")
         check_clip_range(*self.clip)  # the band in force: given values, else the objective's defaults
         ckpt_task = checkpoint_task(self.checkpoint)  # raises FileNotFoundError naming the checkpoint
         if ckpt_task != self.task:

@@ -48,7 +48,9 @@ def eval_keys(greedy: bool) -> tuple[str, str, str]:
     return (f"eval/accuracy_{mode}", f"eval/response_length_{mode}", f"eval/truncated_frac_{mode}")
 
 
-def _check_args(prompts, temperature, generator, greedy, max_new_tokens, n_available: int) -> None:
+def _check_args(prompts, temperature, generator, greedy, max_new_tokens, n_available: int, samples: int = 1) -> None:
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise ValueError(f"samples must be an integer >= 1 (responses per prompt in the sampled mode), got {samples!r}")
     if isinstance(prompts, bool) or not isinstance(prompts, int) or not 1 <= prompts <= n_available:
         raise ValueError(f"prompts must be an integer in [1, {n_available}] (the eval split's size), got {prompts!r}")
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 < temperature < math.inf:
@@ -61,13 +63,14 @@ def _check_args(prompts, temperature, generator, greedy, max_new_tokens, n_avail
         raise ValueError(f"max_new_tokens must be >= 1 (or None: the longest target + 4), got {max_new_tokens}")
 
 
-def _respond(model, tokenizer, problems: list[Problem], *, max_new_tokens, temperature, generator, greedy):
-    """(completions, response_mask (B, T), truncated (B,)) of one response per problem."""
+def _respond(model, tokenizer, problems: list[Problem], *, max_new_tokens, temperature, generator, greedy, samples=1):
+    """(completions, response_mask (B·samples, T), truncated (B·samples,)): ``samples`` responses per problem, each
+    problem's responses next to each other."""
     r = rollout(
         model,
         tokenizer,
         problems,
-        1,
+        samples,
         max_new_tokens=max_new_tokens,
         generator=generator,
         temperature=temperature,
@@ -89,8 +92,10 @@ def evaluate(
     generator: torch.Generator | None = None,
     greedy: bool = False,
     max_new_tokens: int | None = None,
+    samples: int = 1,
 ) -> dict[str, float]:
-    """Exact-match accuracy of one response per prompt on the first ``prompts`` eval-split problems at ``length``.
+    """Exact-match accuracy of ``samples`` responses per prompt (one when greedy) on the first ``prompts`` eval-split
+    problems at ``length``.
 
     Args:
         task: a :class:`Task` or its name; ``length`` must be one of the eval split's lengths for it.
@@ -99,6 +104,8 @@ def evaluate(
         generator: drives every draw of the sampled mode (advanced by it); unused and untouched when greedy.
         greedy: argmax decoding instead of sampling.
         max_new_tokens: the response budget; None = the longest target + 4 (training's rule, see the module doc).
+        samples: responses per prompt in the sampled mode, all scored (accuracy over prompts × samples); greedy
+            decoding gives one. With ``samples = 1`` the draws are exactly those of the one-response evaluation.
 
     Returns:
         ``{eval/accuracy_<mode>, eval/response_length_<mode>, eval/truncated_frac_<mode>}`` (:func:`eval_keys`).
@@ -107,16 +114,25 @@ def evaluate(
     if isinstance(length, bool) or not isinstance(length, int):
         raise TypeError(f"length must be an int, got {type(length).__name__}")
     split = load_split(task, "eval", length)  # ValueError naming ``length`` if the split lacks it
-    _check_args(prompts, temperature, generator, greedy, max_new_tokens, len(split))
+    _check_args(prompts, temperature, generator, greedy, max_new_tokens, len(split), samples)
     problems = split[:prompts]
+    per_prompt = 1 if greedy else samples
     budget = max_new_tokens or max(len(p.target) for p in problems) + 4
     completions, mask, truncated = _respond(
-        model, tokenizer, problems, max_new_tokens=budget, temperature=temperature, generator=generator, greedy=greedy
+        model,
+        tokenizer,
+        problems,
+        max_new_tokens=budget,
+        temperature=temperature,
+        generator=generator,
+        greedy=greedy,
+        samples=per_prompt,
     )
-    correct = sum(task.reward(p, c) for p, c in zip(problems, completions, strict=True))
+    scored = [p for p in problems for _ in range(per_prompt)]
+    correct = sum(task.reward(p, c) for p, c in zip(scored, completions, strict=True))
     acc_key, len_key, trunc_key = eval_keys(greedy)
     return {
-        acc_key: correct / len(problems),
+        acc_key: correct / len(scored),
         len_key: mask.sum(-1).float().mean().item(),
         trunc_key: truncated.float().mean().item(),
     }

@@ -165,6 +165,7 @@ def evaluate_state(state: TrainState) -> dict:
             cfg.length,
             temperature=cfg.temperature,
             generator=state.eval_gen,
+            samples=cfg.eval_samples,
             **kw,
         )
     )

@@ -86,6 +86,22 @@ def test_sampled_accuracy_is_the_hand_count_of_a_rollout(policy):
     assert got["eval/response_length_sampled"] == pytest.approx(r.response_mask.sum(-1).float().mean().item())
 
 
+def test_several_samples_per_prompt_are_the_hand_count_of_a_grouped_rollout(policy):
+    """samples = k scores k responses per prompt (the rollout's group layout); greedy still gives one per prompt."""
+    model, tok = policy
+    problems = load_split(TASK, "eval", 7)[:6]
+    r = rollout(model, tok, problems, 3, max_new_tokens=11, generator=_gen(5), recompute_old_logp=False)
+    scored = [p for p in problems for _ in range(3)]
+    correct = sum(TASK.reward(p, c) for p, c in zip(scored, r.completions, strict=True))
+    got = evaluate(model, tok, TASK, 7, prompts=6, generator=_gen(5), samples=3)
+    assert got["eval/accuracy_sampled"] == correct / 18
+    one = evaluate(model, tok, TASK, 7, prompts=6, generator=_gen(5), samples=1)
+    assert one == evaluate(model, tok, TASK, 7, prompts=6, generator=_gen(5))  # the default: the old draws
+    assert evaluate(model, tok, TASK, 7, prompts=6, greedy=True, samples=3) == evaluate(
+        model, tok, TASK, 7, prompts=6, greedy=True
+    )
+
+
 def test_greedy_cold_start_is_accurate_and_a_short_budget_truncates(policy):
     model, tok = policy
     good = evaluate(model, tok, TASK, 4, prompts=32, temperature=1.0, generator=None, greedy=True)
@@ -161,6 +177,8 @@ def test_export_round_trip_is_bitwise(policy, tmp_path):
         ({"length": 21}, ValueError, "length must"),
         ({"length": 4.0}, TypeError, "length must"),
         ({"task": "nope"}, ValueError, "task must"),
+        ({"samples": 0}, ValueError, "samples must"),
+        ({"samples": 1.5}, ValueError, "samples must"),
     ],
 )
 def test_bad_inputs_name_the_argument(policy, kw, error, match):

@@ -107,8 +107,14 @@ def test_run_skip_merge_and_reproduce(spec, tmp_path, monkeypatch):
     assert again["eval"] == result["eval"]
     # compare_results: the re-run cell against the stored ones (what scripts/time_core_set.sh records)
     got = compare_results(tmp_path / "results-again", tmp_path / "results")
-    assert got == {"compared": 1, "identical": 1, "same_collapse": 1, "missing": 0, "max_abs_diff": 0.0,
-                   "differing": []}  # fmt: skip
+    assert got == {
+        "compared": 1,
+        "identical": 1,
+        "same_collapse": 1,
+        "missing": 0,
+        "max_abs_diff": 0.0,
+        "differing": [],
+    }
     import gzip
     import json
 
@@ -302,8 +308,10 @@ def test_core_subset_of_the_grid(tmp_path):
     assert [c.cfg.grad_clip for c in cells(spec, "confirm", core=True)] == [None, None]
     assert len(cells(spec, "confirm")) == 4
     text = SPEC.replace("core = false\n", "") + 'grad_clip = ["off", 1.0]\n\n[core]\n'
-    for line, match in (("lr = [1e-4]", r"\[core\] key 'lr' is not a \[grid\] key"),
-                        ("grad_clip = [0.5]", r"\[core\] grad_clip must be a non-empty list")):  # fmt: skip
+    for line, match in (
+        ("lr = [1e-4]", r"\[core\] key 'lr' is not a \[grid\] key"),
+        ("grad_clip = [0.5]", r"\[core\] grad_clip must be a non-empty list"),
+    ):
         path.write_text(text + line + "\n")
         with pytest.raises(ValueError, match=match):
             load_spec(path)
@@ -324,8 +332,11 @@ def test_a_committed_cell_reproduces_its_first_five_rollouts(tmp_path):
     cell = next(c for c in cells(spec, "confirm") if {k: getattr(c.cfg, k) for k in arm} == arm)
     stored = load_result(result_path(cell))
     rows = rerun_prefix(stored, tmp_path / "run", rollouts=5)
-    same_machine = stored["machine"] == {"platform": platform.platform(), "python": platform.python_version(),
-                                         "cpus": os.cpu_count()}  # fmt: skip
+    same_machine = stored["machine"] == {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+    }
     keys = ["reward/mean:mean", "clip/token_frac:mean", "loss/policy:mean", "grad/norm:max", "response/length:mean"]
     for key in keys:
         got, want = rows[key], stored["per_rollout"][key][:5]
@@ -336,3 +347,69 @@ def test_a_committed_cell_reproduces_its_first_five_rollouts(tmp_path):
             assert abs(sum(got) / 5 - sum(want) / 5) <= 0.25 * max(abs(sum(want) / 5), 1e-3) + 0.05, key
     with pytest.raises(ValueError, match="rollouts must be <= the cell's 30"):
         rerun_prefix(stored, tmp_path / "again", rollouts=31)
+
+
+def _stored(acc, rollouts=80, prompts=128, samples=2, diverged=False, rewards=None):
+    every = rollouts // (len(acc) - 1)
+    return {
+        "key": "k",
+        "config": {"rollouts": rollouts, "eval_prompts": prompts, "eval_samples": samples},
+        "summary": {"diverged": diverged},
+        "eval": {"rollout": [i * every for i in range(len(acc))], "eval/accuracy_sampled": acc},
+        "per_rollout": {
+            "reward/mean:mean": rewards or [0.5] * rollouts,
+            "response/truncated_frac:mean": [0.05] * 10 + [0.5] * (rollouts - 10),
+            "response/length:mean": [13.0] * rollouts,
+            "adv/zero_std_frac:mean": [0.2] * (rollouts - 10) + [0.9] * 10,
+        },
+    }
+
+
+def test_endpoint_v2_collapse_needs_the_last_two_below_the_pooled_cold_start():
+    from gspo_lab.experiments.summary import endpoint_v2
+
+    cold = 0.4  # threshold 0.2
+    down = endpoint_v2(_stored([0.4, 0.3, 0.3, 0.2, 0.1, 0.1, 0.1, 0.15, 0.1]), cold)
+    assert down["collapsed"] and down["threshold"] == pytest.approx(0.2) and down["samples"] == 256
+    assert down["late_acc"] == pytest.approx((0.1 + 0.1 + 0.1 + 0.15 + 0.1) / 5)  # rollouts 40..80
+    recovered = endpoint_v2(_stored([0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.3]), cold)
+    assert not recovered["collapsed"]  # the last evaluation is back above: not collapsed
+    one_dip = endpoint_v2(_stored([0.4, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.1]), cold)
+    assert not one_dip["collapsed"]  # one evaluation below is not enough
+    assert endpoint_v2(_stored([0.4, 0.3], diverged=True), cold)["collapsed"]
+    mode = endpoint_v2(_stored([0.4, 0.3, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]), cold)
+    assert (mode["truncated_early"], mode["truncated_late"]) == pytest.approx((0.05, 0.5))
+    assert (mode["zero_std_early"], mode["zero_std_late"]) == pytest.approx((0.2, 0.9))
+    with pytest.raises(ValueError, match="needs >= 256 samples per evaluation"):
+        endpoint_v2(_stored([0.4, 0.1, 0.1], prompts=64, samples=1), cold)
+    with pytest.raises(ValueError, match="cold_start must be an accuracy"):
+        endpoint_v2(_stored([0.4, 0.1, 0.1]), 0.0)
+
+
+def test_eval_samples_enters_the_key_only_away_from_its_default():
+    import dataclasses
+
+    spec = load_spec(data_dir() / "specs" / "f1_clip_fractions.toml")
+    cell = cells(spec, "confirm")[0]
+    assert cell_key(dataclasses.replace(cell.cfg, eval_samples=1)) == cell.key  # stored cells stay addressable
+    assert cell_key(dataclasses.replace(cell.cfg, eval_samples=2)) != cell.key
+
+
+def test_cold_start_probe_and_pooling(tmp_path, monkeypatch):
+    from gspo_lab.experiments.probes import run_probe
+    from gspo_lab.experiments.read import cold_starts
+
+    monkeypatch.setenv("GSPO_LAB_RESULTS", str(tmp_path / "results"))
+    path = tmp_path / "cold.toml"
+    path.write_text(
+        PROBE_SPEC.format(probe="cold_start", checkpoint="sweep-sort", extra="eval_prompts = 8\nsamples = 2").replace(
+            "lr = [1e-4]", "temperature = [1.0]"
+        )
+    )
+    spec = load_spec(path)
+    run_sweep(spec, workers=1, progress=False)
+    out = run_probe("cold_start", cells(spec)[0].cfg, samples=2)["summary"]
+    assert out["samples"] == 16 and 0 <= out["accuracy_sampled"] <= 1
+    monkeypatch.setattr("gspo_lab.experiments.read.spec_named", lambda name: spec)
+    pooled = cold_starts("probe_test")[("sweep-sort", 6, 1.0)]
+    assert pooled["seeds"] == 2 and pooled["samples"] == 32

@@ -7,6 +7,7 @@ into the spec's merged table like a training cell's, the tables stay in the cell
     expert_volatility   finding 3: changed top-k sets after k = 1 … K updates, overall and per MoE layer
     precision           finding 5 (§5.4): bf16 sampler vs fp32 training forward log-probs, token vs sequence
     gradient_noise      finding 6: GRPO's vs GSPO's minibatch-gradient noise as π_old goes stale, per length
+    cold_start          finding 2's pooled cold start: a checkpoint's held-out accuracy on many samples, once
 
 Every probe samples from the cell's seed, so a probe cell is as reproducible as a training cell.
 """
@@ -22,7 +23,7 @@ import torch
 from gspo_lab.config import TrainConfig
 from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP
 
-__all__ = ["PROBES", "probe_params", "run_probe", "expert_volatility", "precision", "gradient_noise"]
+__all__ = ["PROBES", "probe_params", "run_probe", "expert_volatility", "precision", "gradient_noise", "cold_start"]
 
 
 def expert_volatility(cfg: TrainConfig, *, updates: int = 4) -> dict:
@@ -152,7 +153,39 @@ def gradient_noise(
     return {"summary": summary, "tables": {"staleness": table.reset_index().to_dict(orient="records")}}
 
 
-PROBES = {"expert_volatility": expert_volatility, "precision": precision, "gradient_noise": gradient_noise}
+def cold_start(cfg: TrainConfig, *, samples: int = 16) -> dict:
+    """The cold start's held-out accuracy at (``cfg.checkpoint``, ``cfg.length``, ``cfg.temperature``), measured
+    once, on the prompts every training run's evaluations use (the first ``cfg.eval_prompts`` of the eval split) ×
+    ``samples`` sampled responses from a generator seeded by ``cfg.seed``, and greedy. Pooled over a spec's seeds it
+    is the threshold's base of the collapse endpoint v2 (:func:`gspo_lab.experiments.summary.endpoint_v2`), in place
+    of each run's own single rollout-0 sample."""
+    from gspo_lab.checkpoints import load_checkpoint
+    from gspo_lab.evaluate import evaluate
+    from gspo_lab.tasks import get_task
+
+    model, tokenizer, _ = load_checkpoint(cfg.checkpoint)
+    task, kw = get_task(cfg.task), {"prompts": cfg.eval_prompts, "max_new_tokens": cfg.max_new_tokens or None}
+    g = torch.Generator().manual_seed(cfg.seed)
+    sampled = evaluate(
+        model, tokenizer, task, cfg.length, temperature=cfg.temperature, generator=g, samples=samples, **kw
+    )
+    greedy = evaluate(model, tokenizer, task, cfg.length, greedy=True, **kw)
+    summary = {
+        "accuracy_sampled": sampled["eval/accuracy_sampled"],
+        "samples": cfg.eval_prompts * samples,
+        "truncated_sampled": sampled["eval/truncated_frac_sampled"],
+        "length_sampled": sampled["eval/response_length_sampled"],
+        "accuracy_greedy": greedy["eval/accuracy_greedy"],
+    }
+    return {"summary": summary, "tables": {}}
+
+
+PROBES = {
+    "expert_volatility": expert_volatility,
+    "precision": precision,
+    "gradient_noise": gradient_noise,
+    "cold_start": cold_start,
+}
 
 
 def probe_params(name: str) -> set[str]:

@@ -10,7 +10,10 @@ import pandas as pd
 from gspo_lab.experiments.spec import Spec, cells, spec_named
 from gspo_lab.experiments.store import load_result, result_path
 
-__all__ = ["curves", "stored_curves"]
+__all__ = ["curves", "stored_curves", "cold_starts", "COLD_START_SPEC"]
+
+#: the spec whose probe cells measure the pooled cold starts of endpoint v2
+COLD_START_SPEC = "p0_cold_start"
 
 
 def curves(spec: Spec, metric: str, seeds: str = "all") -> pd.DataFrame:
@@ -47,3 +50,30 @@ def stored_curves(spec_name: str, metric: str, seeds: str = "confirm", **where) 
     if table.empty:
         raise ValueError(f"no stored results for {spec_name} at {where} with metric {metric!r} (run gspo-lab sweep)")
     return table.reset_index(drop=True)
+
+
+def cold_starts(spec_name: str = COLD_START_SPEC) -> dict[tuple[str, int, float], dict]:
+    """The pooled cold starts: per (checkpoint, length, temperature), the mean sampled accuracy over the spec's
+    stored ``cold_start`` probe cells (``accuracy``), the samples pooled, the seeds, and the greedy accuracy."""
+    from gspo_lab.experiments.store import finished
+
+    spec = spec_named(spec_name)
+    rows = {}
+    for cell in cells(spec, "all"):
+        path = result_path(cell)
+        if path.exists():
+            r = load_result(path)["summary"]
+            rows.setdefault((cell.cfg.checkpoint, cell.cfg.length, cell.cfg.temperature), []).append(r)
+    if not rows:
+        raise ValueError(
+            f"no stored cold starts: run gspo-lab sweep data/specs/{spec_name}.toml ({len(finished(spec))} cells)"
+        )
+    return {
+        key: {
+            "accuracy": sum(r["accuracy_sampled"] * r["samples"] for r in rs) / sum(r["samples"] for r in rs),
+            "samples": sum(r["samples"] for r in rs),
+            "seeds": len(rs),
+            "greedy": sum(r["accuracy_greedy"] for r in rs) / len(rs),
+        }
+        for key, rs in rows.items()
+    }

@@ -11,6 +11,16 @@ that recovers is not collapsed), *late held-out accuracy* (mean of the sampled e
 ``LATE_FROM_FRACTION`` × the run's rollouts, e.g. ≥ 40 of 80) and the *training-reward AUC* (the mean over rollouts of
 each rollout's mean training reward: the area under the reward curve per rollout). Declared here before any run that
 uses them as its endpoint (findings part 2); on the stored runs they are a sensitivity check, labelled so.
+
+**Endpoint v2** (:func:`endpoint_v2`; findings part 2, declared here before any run that uses it; the specs that use
+it name it): every evaluation scores ≥ ``MIN_EVAL_SAMPLES`` sampled responses (128 eval prompts × 2 at τ, plus greedy
+on the 128); the cold start is measured once per (checkpoint, length, τ) on the same prompts with many samples
+(probe ``cold_start``, spec ``p0_cold_start``) and pooled over its seeds; the primary endpoint is *late held-out
+accuracy* (the mean of the evaluations at rollouts ≥ ``LATE_FROM_FRACTION`` × rollouts), compared between arms
+paired by seed with 95 % bootstrap intervals; the secondary the training-reward AUC; a run *collapsed* when its last
+two evaluations both lie below ``COLLAPSE_FRACTION`` × the pooled cold start (a run that recovers is not collapsed;
+a diverged run is); and its *collapse mode* is reported as numbers, each over the first and the last
+``MODE_WINDOW`` rollouts: the truncated share of responses, the mean response length, the share of zero-std groups.
 """
 
 from __future__ import annotations
@@ -19,12 +29,28 @@ import math
 
 import pandas as pd
 
-__all__ = ["COLLAPSE_FRACTION", "LATE_FROM_FRACTION", "SUMMARY_KEYS", "summarize", "per_rollout", "endpoints"]
+__all__ = [
+    "COLLAPSE_FRACTION",
+    "LATE_FROM_FRACTION",
+    "MIN_EVAL_SAMPLES",
+    "MODE_WINDOW",
+    "ENDPOINT_VERSION",
+    "SUMMARY_KEYS",
+    "summarize",
+    "per_rollout",
+    "endpoints",
+    "endpoint_v2",
+]
 
 #: a run collapsed when its held-out sampled accuracy falls below this fraction of the cold start's and stays there
 COLLAPSE_FRACTION = 0.5
 #: late held-out accuracy averages the evaluations from this fraction of the run on (rollouts >= 40 of 80)
 LATE_FROM_FRACTION = 0.5
+#: endpoint v2: the fewest sampled responses an evaluation may score (128 prompts x 2)
+MIN_EVAL_SAMPLES = 256
+#: endpoint v2's collapse mode: rollouts at the start and at the end of a run compared
+MODE_WINDOW = 10
+ENDPOINT_VERSION = "v2"
 
 #: every key of a training cell's stored summary, defined once (probe cells return their own: experiments.probes)
 SUMMARY_KEYS = {
@@ -108,8 +134,13 @@ def endpoints(result: dict, *, fraction: float = COLLAPSE_FRACTION, late_from: f
     rewards = [r for r in (result.get("per_rollout") or {}).get("reward/mean:mean", []) if r is not None]
     auc = sum(rewards) / len(rewards) if rewards else math.nan
     if not acc:
-        return {"late_acc": math.nan, "collapsed_two": diverged, "margin_prompts": math.nan, "evals": 0,
-                "reward_auc": auc}  # fmt: skip
+        return {
+            "late_acc": math.nan,
+            "collapsed_two": diverged,
+            "margin_prompts": math.nan,
+            "evals": 0,
+            "reward_auc": auc,
+        }
     threshold = fraction * acc[0]
     late = [a for a, r in zip(acc, rollouts, strict=True) if r >= late_from * result["config"]["rollouts"]]
     two = len(acc) >= 2 and acc[-1] < threshold and acc[-2] < threshold
@@ -120,4 +151,46 @@ def endpoints(result: dict, *, fraction: float = COLLAPSE_FRACTION, late_from: f
         "margin_prompts": (acc[-1] - threshold) * prompts,
         "evals": len(acc),
         "reward_auc": auc,
+    }
+
+
+_MODE = {
+    "truncated": "response/truncated_frac:mean",
+    "length": "response/length:mean",
+    "zero_std": "adv/zero_std_frac:mean",
+}
+
+
+def endpoint_v2(result: dict, cold_start: float, *, fraction: float = COLLAPSE_FRACTION) -> dict:
+    """Endpoint v2 of a stored training cell (module docstring) against the pooled ``cold_start`` accuracy of its
+    (checkpoint, length, τ). Returns ``late_acc``, ``reward_auc``, ``collapsed``, ``threshold``, ``last_two`` (the
+    last two sampled accuracies), ``samples`` (per evaluation), and ``<truncated|length|zero_std>_<early|late>``.
+    ValueError when the cell's evaluations score fewer than :data:`MIN_EVAL_SAMPLES` samples."""
+    cfg = result["config"]
+    samples = cfg.get("eval_prompts", 64) * cfg.get("eval_samples", 1)
+    if samples < MIN_EVAL_SAMPLES:
+        raise ValueError(
+            f"cell {result.get('key')}: endpoint v2 needs >= {MIN_EVAL_SAMPLES} samples per evaluation "
+            f"(eval_prompts x eval_samples), this one scored {samples}"
+        )
+    if not 0 < cold_start <= 1:
+        raise ValueError(f"cold_start must be an accuracy in (0, 1], got {cold_start!r}")
+    base = endpoints(result, fraction=fraction)
+    acc = (result.get("eval") or {}).get("eval/accuracy_sampled", [])
+    threshold = fraction * cold_start
+    collapsed = bool(result["summary"].get("diverged")) or (len(acc) >= 2 and max(acc[-2:]) < threshold)
+    pr = result.get("per_rollout") or {}
+    mode = {}
+    for name, key in _MODE.items():
+        values = [v for v in pr.get(key, []) if v is not None]
+        for when, part in (("early", values[:MODE_WINDOW]), ("late", values[-MODE_WINDOW:])):
+            mode[f"{name}_{when}"] = sum(part) / len(part) if part else math.nan
+    return {
+        "late_acc": base["late_acc"],
+        "reward_auc": base["reward_auc"],
+        "collapsed": collapsed,
+        "threshold": threshold,
+        "last_two": acc[-2:],
+        "samples": samples,
+        **mode,
     }
