@@ -1,0 +1,99 @@
+"""Finding 9 (beyond the paper): what comes before a collapse? The alarm rules of :mod:`gspo_lab.precursors`,
+chosen on the first measurement's runs (exploratory) and frozen in ``data/precursors/rules_v1.toml``, scored on the
+held-out runs the file names.
+
+Rule ``f9.skill`` (:func:`skill_verdict`), declared with this module before the held-out scores were read: a frozen
+alarm rule *warns ahead* on the held-out runs when the 95 % Wilson interval of its warned share of collapsing runs
+lies above that of its false-alarm share of stable runs; it *fires more in stable runs* in the mirror case;
+otherwise it is *no better than chance shown*.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gspo_lab.experiments.spec import cells
+from gspo_lab.experiments.store import load_result, result_path
+from gspo_lab.findings.fmt import num
+from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
+from gspo_lab.findings.tables import spec
+from gspo_lab.precursors import LEAD, load_frozen, score
+
+__all__ = ["SKILL", "skill_verdict", "stored_runs", "section"]
+
+SKILL = register(
+    Rule(
+        "f9.skill",
+        "9",
+        {"warns": "warns ahead", "inverse": "fires more in stable runs", "chance": "no better than chance shown"},
+        {"LEVEL": 0.95, "LEAD": LEAD},
+        declared="gspo_lab/findings/f9_precursors.py, before the held-out scores were read",
+        marker="alarm rule *warns ahead* on the held-out runs",
+        specs=(
+            "f2r_collapse_moe",
+            "f2r_collapse_dense",
+            "f2r_mechanism",
+            "f2r_clip_dose",
+            "f2r_clip_dose_confirm",
+            "f2r_confirm_clip",
+            "f2c_reward_confirm",
+        ),
+    )
+)
+
+
+def skill_verdict(row) -> Verdict:
+    """``f9.skill`` on one rule's score row (:func:`gspo_lab.precursors.score`)."""
+    if not row["collapsing"] or not row["stable"]:
+        return SKILL.verdict(PENDING)
+    if row["warned_lo"] > row["false_hi"]:
+        return SKILL.verdict("warns")
+    if row["false_lo"] > row["warned_hi"]:
+        return SKILL.verdict("inverse")
+    return SKILL.verdict("chance")
+
+
+def stored_runs(spec_names: list[str]) -> list[dict]:
+    """The per-rollout tables of every stored training cell of the named specs (all seed sets)."""
+    runs = []
+    for name in spec_names:
+        for cell in cells(spec(name), "all"):
+            path = result_path(cell)
+            if path.exists():
+                runs.append(load_result(path)["per_rollout"])
+    return runs
+
+
+def _rows(table: pd.DataFrame, verdicts: bool) -> list[list]:
+    rows = []
+    for r in table.itertuples():
+        row = [
+            f"`{r.signal}`",
+            num(r.factor),
+            f"{r.warned}/{r.collapsing} [{num(r.warned_lo)}, {num(r.warned_hi)}]",
+            f"{r.false_alarms}/{r.stable} [{num(r.false_lo)}, {num(r.false_hi)}]",
+            num(r.median_lead),
+        ]
+        rows.append(row + ([skill_verdict(r._asdict()).label] if verdicts else []))
+    return rows
+
+
+def section() -> tuple[dict, dict]:
+    header, rules = load_frozen()
+    explored, held = stored_runs(header["chosen_on"]), stored_runs(header["held_out"])
+    scored = score(held, rules)
+    verdicts = [{"signal": r.signal, "verdict": skill_verdict(r._asdict())} for r in scored.itertuples()]
+    ctx = {
+        "version": header["version"],
+        "chosen_on": len(explored),
+        "held_out": len(held),
+        "held_out_specs": header["held_out"],
+        "explored_rows": _rows(score(explored, rules), False),
+        "held_rows": _rows(scored, True),
+        "verdicts": verdicts,
+        "warns": [v["signal"] for v in verdicts if v["verdict"].outcome == "warns"],
+        "collapsing": int(scored["collapsing"].max()),
+        "stable": int(scored["stable"].max()),
+        "lead": LEAD,
+    }
+    return ctx, {}
