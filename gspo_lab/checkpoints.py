@@ -43,12 +43,21 @@ def checkpoint_task(name_or_path: str | Path) -> str:
 
 
 def load_checkpoint(name_or_path: str | Path):
-    """(model, tokenizer, record) of a checkpoint folder, offline (safetensors, no pickle)."""
+    """(model, tokenizer, record) of a checkpoint folder, offline (safetensors, no pickle). transformers' "Loading
+    weights" progress bar is kept out of the caller's output (a notebook cell, a widget panel); its setting is
+    restored afterwards."""
     from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
 
     from gspo_lab.tokenizer import load_tokenizer
 
     folder = checkpoint_path(name_or_path)
-    model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, use_safetensors=True)
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, use_safetensors=True)
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
     record = json.loads((folder / "sft.json").read_text()) if (folder / "sft.json").exists() else {}
     return model, load_tokenizer(folder), record

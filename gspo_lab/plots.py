@@ -23,6 +23,7 @@ __all__ = [
     "plot_clip_whatif",
     "plot_objective_table",
     "plot_seed_curves",
+    "plot_mismatch",
 ]
 
 #: one colour per objective, in every notebook
@@ -215,4 +216,27 @@ def plot_seed_curves(data: pd.DataFrame, ylabel: str, title: str = "", log: bool
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(frameon=False)
+    return fig
+
+
+def plot_mismatch(samples: dict[str, dict[str, np.ndarray]], bands: dict[str, float], title: str = "") -> Figure:
+    """|Δ| = |log π_sampler − log π_train| per token and per sequence (length-normalised), one curve per engine.
+
+    ``samples``: ``{label: {"token": |Δ| per valid token, "sequence": |mean_t Δ| per response}}`` (numpy arrays);
+    ``bands``: ``{"token": …, "sequence": …}``, the log-space half-width of the clip band drawn on each panel
+    (GRPO's on tokens, GSPO's on sequences). Empirical survival curves (share of values above x) on log axes.
+    """
+    fig, axes = _fig(ncols=2, width=4.6)
+    for ax, unit in zip(axes, ("token", "sequence"), strict=True):
+        for i, (name, s) in enumerate(samples.items()):
+            x = np.sort(np.clip(np.asarray(s[unit], dtype=float), 1e-12, None))
+            share = 1.0 - np.arange(len(x)) / len(x)
+            ax.step(x, share, where="post", color=f"C{i}", label=name)
+        owner = "GRPO" if unit == "token" else "GSPO"
+        ax.axvline(bands[unit], color="grey", ls=":", label=f"{owner}'s clip band edge ({bands[unit]:.2g})")
+        what = "|mean_t Δ| per response" if unit == "sequence" else "|Δ| per token"
+        ax.set(xscale="log", yscale="log", xlabel=f"{what} (an exact 0 drawn at 1e-12)", ylabel="share above")
+        ax.legend(frameon=False, fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
     return fig

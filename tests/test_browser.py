@@ -98,6 +98,7 @@ PANELS = {
     "01_ratio_variance": ("ratio",),
     "02_gradients": ("grad",),
     "03_clipping": ("clip-gspo", "clip-grpo"),
+    "05_precision": ("precision",),
 }
 """The widget panels (``gspo-<panel>-…`` classes of gspo_lab.widgets) each notebook displays."""
 
@@ -456,7 +457,11 @@ def log_slider_value(page, css_class: str) -> float:
 
 
 def panel_inputs(page, panel: str) -> tuple:
-    """The panel's slider values as the kernel sees them: (length, k) for ratio, (ε_low, ε_high) for clip-*."""
+    """The panel's slider values as the kernel sees them: (length, k) for ratio, (ε_low, ε_high) for clip-*,
+    (sampler precision, τ) for precision."""
+    if panel == "precision":
+        chosen = page.locator(".gspo-precision-sampler .mod-active").text_content().strip()
+        return chosen, float(slider_readout(page, "gspo-precision-temperature"))
     if panel == "ratio":
         return int(slider_readout(page, "gspo-ratio-length")), int(slider_readout(page, "gspo-ratio-k"))
     return log_slider_value(page, f"gspo-{panel}-eps-low"), log_slider_value(page, f"gspo-{panel}-eps-high")
@@ -545,9 +550,24 @@ class Twins:
             self.cache["runs"] = clip_runs(cfg, ("grpo", "gspo"), progress=False)
         return self.cache["runs"]
 
-    def readout(self, panel: str, inputs: tuple) -> str:
-        from gspo_lab.widgets import clip_view, ratio_view
+    def precision_cfg(self):
+        from gspo_lab.config import TrainConfig
 
+        p = notebook_parameters("05_precision")
+        return TrainConfig(
+            checkpoint=p["checkpoints"][0],
+            length=p["length"],
+            prompts_per_rollout=p["prompts"],
+            group_size=p["group_size"],
+            seed=p["seed"],
+            temperature=p["temperature"],
+        )
+
+    def readout(self, panel: str, inputs: tuple) -> str:
+        from gspo_lab.widgets import clip_view, precision_view, ratio_view
+
+        if panel == "precision":
+            return precision_view(self.precision_cfg(), *inputs)[1]
         if panel == "ratio":
             return ratio_view(self.trace(), *inputs)[1]
         objective = panel.removeprefix("clip-")
@@ -642,6 +662,7 @@ MOVES = [
     Move("03_clipping", "clip-gspo", "eps-high", "ArrowLeft", 2),  # 10^-3.4 -> 10^-3.5
     Move("03_clipping", "clip-grpo", "eps-low", "ArrowLeft", 3),  # 10^-0.7 -> 10^-0.85
     Move("03_clipping", "clip-grpo", "eps-high", "ArrowRight", 2),  # 10^-0.55 -> 10^-0.45
+    Move("05_precision", "precision", "temperature", "ArrowLeft", 2),  # τ 1.0 -> 0.8
 ]
 
 
@@ -658,7 +679,7 @@ def test_keyboard_slider_move_redraws_the_plain_function_twin(pages, twins, move
         wait_readout(page, move.panel, twins.readout(move.panel, inputs), logs)
 
 
-@pytest.mark.parametrize("panel", ["ratio", "clip-gspo", "clip-grpo"])
+@pytest.mark.parametrize("panel", ["ratio", "clip-gspo", "clip-grpo", "precision"])
 def test_panel_plot_is_an_image_that_a_slider_move_redraws(pages, panel):
     move = next(m for m in MOVES if m.panel == panel)
     page = pages(move.notebook)

@@ -15,13 +15,12 @@ Every probe samples from the cell's seed, so a probe cell is as reproducible as 
 from __future__ import annotations
 
 import inspect
-import math
-from dataclasses import replace
 
 import torch
 
 from gspo_lab.config import TrainConfig
 from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP
+from gspo_lab.reductions import masked_mean
 
 __all__ = ["PROBES", "probe_params", "run_probe", "expert_volatility", "precision", "gradient_noise", "cold_start"]
 
@@ -58,15 +57,6 @@ def expert_volatility(cfg: TrainConfig, *, updates: int = 4) -> dict:
     }
 
 
-def _quantiles(x: torch.Tensor, prefix: str) -> dict:
-    x = x.abs().double()
-    return {
-        f"{prefix}_mean": x.mean().item(),
-        f"{prefix}_p99": torch.quantile(x, 0.99).item(),
-        f"{prefix}_max": x.max().item(),
-    }
-
-
 def precision(
     cfg: TrainConfig,
     *,
@@ -78,49 +68,22 @@ def precision(
     """§5.4: the sampler's log-probs ("inference engine", bf16 autocast, KV cache) vs the training forward (fp32).
 
     Two rollout batches from the cell's seed: one sampled in fp32 (the floor: the same weights and precision,
-    KV cache vs full forward) and one under bf16 autocast. For each, Δ = log π_sampler − log π_train per valid
-    token. Reported (|·|: mean, p99, max): per token ``tok``, per sequence length-normalised ``seq`` (GSPO's
-    log s_i at π_θ = π_old: −mean_t Δ, Eq. 7) and summed ``seqsum`` (the true sequence log-ratio). ``*_outside``:
-    the fractions already clipped before any update if π_old were the sampler's: tokens outside GRPO's band,
-    sequences outside GSPO's. ``gspo_eps_needed_p99``: the ε (symmetric, log space) that leaves 99 % of
-    sequences inside GSPO's band. Defaults: the paper's clip ranges (§5.1).
+    KV cache vs full forward) and one under bf16 autocast; for each, :func:`gspo_lab.precision.mismatch_stats`
+    (per token, per sequence length-normalised and summed |Δ|, the fractions already outside each objective's band,
+    the ε GSPO would need), prefixed ``fp32_`` / ``bf16_``. Defaults: the paper's clip ranges (§5.1).
     """
-    from gspo_lab.policy import rollout_logprobs
-    from gspo_lab.reductions import masked_mean
-    from gspo_lab.step import collect, init_state
+    from gspo_lab.precision import mismatch_stats, sampler_mismatch
 
+    eps = dict(
+        gspo_eps_low=gspo_eps_low, gspo_eps_high=gspo_eps_high, grpo_eps_low=grpo_eps_low, grpo_eps_high=grpo_eps_high
+    )
     summary, tables = {}, {}
-    for name, source in (("fp32", "sampler"), ("bf16", "sampler_bf16")):
-        state = init_state(replace(cfg, old_logp=source))
-        batch = collect(state)
-        data, mask = batch.data, batch.data.response_mask
-        state.model.train()
-        with torch.no_grad():
-            full, _ = rollout_logprobs(state.model, data)
-        delta = (data.sampler_logp.double() - full.double()).where(mask, 0.0)
-        seq = masked_mean(delta, mask, dim=-1)
-        seqsum = delta.sum(-1)
-        has = mask.any(-1)
-        out = {
-            **_quantiles(delta[mask], "tok"),
-            **_quantiles(seq[has], "seq"),
-            **_quantiles(seqsum[has], "seqsum"),
-            "tok_outside_grpo": (
-                (-delta[mask] < math.log1p(-grpo_eps_low)) | (-delta[mask] > math.log1p(grpo_eps_high))
-            )
-            .double()
-            .mean()
-            .item(),
-            "seq_outside_gspo": ((-seq[has] < math.log1p(-gspo_eps_low)) | (-seq[has] > math.log1p(gspo_eps_high)))
-            .double()
-            .mean()
-            .item(),
-            "gspo_eps_needed_p99": torch.quantile(seq[has].abs(), 0.99).item(),
-            "mean_length": mask.sum(-1).double().mean().item(),
-        }
-        summary.update({f"{name}_{k}": v for k, v in out.items()})
+    for name in ("fp32", "bf16"):
+        m = sampler_mismatch(cfg, name)
+        summary.update({f"{name}_{k}": v for k, v in mismatch_stats(m, **eps).items()})
+        seq = masked_mean(m.delta, m.mask, dim=-1)
         tables[name] = [
-            {"length": int(n), "seq_delta": s} for n, s in zip(mask.sum(-1).tolist(), seq.tolist(), strict=True)
+            {"length": int(n), "seq_delta": s} for n, s in zip(m.mask.sum(-1).tolist(), seq.tolist(), strict=True)
         ]
     return {"summary": summary, "tables": tables}
 

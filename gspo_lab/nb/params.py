@@ -19,6 +19,7 @@ NOTEBOOKS: dict[str, dict[str, dict]] = {
         "full": {"prompts": 32, "draws": 32, "probe_lengths": [8, 12, 16, 20]},
     },
     "03_clipping": {"smoke": {"prompts": 8, "rollouts": 3}, "full": {"rollouts": 30}},
+    "05_precision": {"smoke": {"prompts": 8, "checkpoints": ["moe-sort"]}, "full": {"prompts": 32}},
 }
 
 

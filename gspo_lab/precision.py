@@ -1,0 +1,125 @@
+"""Precision (GSPO paper §5.4): the inference engine's likelihoods against the training engine's, on the same
+responses, and what they do to each objective's clipping when π_old is taken from the inference engine.
+
+The toy's "inference engine" is the sampler (KV cache), run in fp32 (the floor: the same weights and precision,
+only a different code path) or under bf16 autocast; the "training engine" is the full fp32 forward of the loop's
+updates (:func:`gspo_lab.policy.rollout_logprobs`, train mode).
+
+    m = sampler_mismatch(cfg, "bf16")               # Δ = log π_sampler − log π_train per token, (B, T)
+    mismatch_stats(m)                               # per token / per sequence (length-normalised, summed) |Δ|
+    first_update_clip(m)                            # the clip fractions before any update, π_old = the sampler's
+
+Per sequence, GSPO's log s_i at π_θ = π_old is −mean_t Δ (Eq. 7), the true sequence log-ratio −Σ_t Δ. At k = 0
+π_θ is still the policy that sampled, so every clipped token there is the engines' disagreement alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import torch
+
+from gspo_lab.config import TrainConfig
+from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP, get_objective
+from gspo_lab.reductions import masked_mean
+
+__all__ = ["SAMPLERS", "Mismatch", "sampler_mismatch", "mismatch_stats", "mismatch_samples", "first_update_clip"]
+
+#: the sampler's precision: the name of TrainConfig.old_logp that takes π_old from it
+SAMPLERS = {"fp32": "sampler", "bf16": "sampler_bf16"}
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One rollout batch scored by both engines. Shapes: B responses, T tokens."""
+
+    sampler: str  # "sampler" (fp32) or "sampler_bf16"
+    delta: torch.Tensor  # (B, T) float64, log π_sampler − log π_train per valid token, 0 on padding
+    mask: torch.Tensor  # (B, T) bool, valid response tokens
+    train_logp: torch.Tensor  # (B, T) the training engine's log-probs (π_θ before any update)
+    sampler_logp: torch.Tensor  # (B, T) the inference engine's log-probs
+    adv: torch.Tensor  # (B,) the batch's group advantages
+
+
+def sampler_mismatch(cfg: TrainConfig, precision: str = "bf16") -> Mismatch:
+    """Sample one rollout batch of ``cfg`` (its checkpoint, length, temperature, seed) with the sampler at
+    ``precision`` (a key of :data:`SAMPLERS`) and score its responses with the training engine."""
+    from gspo_lab.policy import rollout_logprobs
+    from gspo_lab.step import collect, init_state
+
+    if precision not in SAMPLERS:
+        raise ValueError(f"precision must be one of {sorted(SAMPLERS)}, got {precision!r}")
+    sampler = SAMPLERS[precision]
+    state = init_state(replace(cfg, old_logp=sampler))
+    batch = collect(state)
+    data, mask = batch.data, batch.data.response_mask
+    state.model.train()
+    with torch.no_grad():
+        full, _ = rollout_logprobs(state.model, data)
+    delta = (data.sampler_logp.double() - full.double()).where(mask, 0.0)
+    return Mismatch(sampler, delta, mask, full, data.sampler_logp, batch.adv)
+
+
+def _quantiles(x: torch.Tensor, prefix: str) -> dict:
+    x = x.abs().double()
+    return {
+        f"{prefix}_mean": x.mean().item(),
+        f"{prefix}_p99": torch.quantile(x, 0.99).item(),
+        f"{prefix}_max": x.max().item(),
+    }
+
+
+def _outside(log_ratio: torch.Tensor, eps_low: float, eps_high: float) -> float:
+    """The share of ``log_ratio`` outside the band [log(1 − ε_low), log(1 + ε_high)]."""
+    return ((log_ratio < math.log1p(-eps_low)) | (log_ratio > math.log1p(eps_high))).double().mean().item()
+
+
+def mismatch_stats(
+    m: Mismatch,
+    *,
+    gspo_eps_low: float = GSPO_CLIP.low,
+    gspo_eps_high: float = GSPO_CLIP.high,
+    grpo_eps_low: float = GRPO_CLIP.low,
+    grpo_eps_high: float = GRPO_CLIP.high,
+) -> dict:
+    """|Δ| per token (``tok``), per sequence length-normalised (``seq``: GSPO's log s_i) and summed (``seqsum``):
+    mean, p99, max; ``tok_outside_grpo``: tokens whose ratio already lies outside GRPO's band; ``seq_outside_gspo``:
+    sequences outside GSPO's; ``gspo_eps_needed_p99``: the (symmetric, log-space) ε that keeps 99 % of sequences
+    inside GSPO's band; ``mean_length``. Defaults: the paper's clip ranges (§5.1)."""
+    delta, mask = m.delta, m.mask
+    seq = masked_mean(delta, mask, dim=-1)
+    seqsum = delta.sum(-1)
+    has = mask.any(-1)
+    tok = -delta[mask]
+    return {
+        **_quantiles(delta[mask], "tok"),
+        **_quantiles(seq[has], "seq"),
+        **_quantiles(seqsum[has], "seqsum"),
+        "tok_outside_grpo": ((tok < math.log1p(-grpo_eps_low)) | (tok > math.log1p(grpo_eps_high)))
+        .double()
+        .mean()
+        .item(),
+        "seq_outside_gspo": ((-seq[has] < math.log1p(-gspo_eps_low)) | (-seq[has] > math.log1p(gspo_eps_high)))
+        .double()
+        .mean()
+        .item(),
+        "gspo_eps_needed_p99": torch.quantile(seq[has].abs(), 0.99).item(),
+        "mean_length": mask.sum(-1).double().mean().item(),
+    }
+
+
+def first_update_clip(m: Mismatch, objectives: tuple[str, ...] = ("grpo", "gspo")) -> dict[str, dict]:
+    """Per objective (its paper clip range), the clip fractions of the first update (k = 0) when π_old's log-probs
+    are the sampler's and π_θ is the training engine's: ``{name: {"clip/token_frac": …, "clip/seq_frac": …}}``."""
+    out = {}
+    for name in objectives:
+        _, stats = get_objective(name)(m.train_logp, m.sampler_logp, m.adv, m.mask)
+        out[name] = {"clip/token_frac": stats.clip_token_frac, "clip/seq_frac": stats.clip_seq_frac}
+    return out
+
+
+def mismatch_samples(m: Mismatch) -> dict:
+    """``{"token": |Δ| per valid token, "sequence": |mean_t Δ| per response}`` as numpy arrays (for plots)."""
+    seq = masked_mean(m.delta, m.mask, dim=-1)[m.mask.any(-1)]
+    return {"token": m.delta[m.mask].abs().numpy(), "sequence": seq.abs().numpy()}

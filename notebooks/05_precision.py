@@ -1,0 +1,148 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (gspo-lab)
+#     language: python
+#     name: gspo-lab
+# ---
+
+# %% [markdown]
+# # 05 · Precision and RL infrastructure: a bf16 inference engine against the fp32 trainer
+#
+# **Question.** How far apart are the likelihoods an RL stack's inference engine (here: the sampler under bf16
+# autocast) and its training engine (the fp32 forward of the updates) give the *same* responses — per token, and per
+# sequence the way GSPO measures it — and what does that do to each objective's clipping when π_old is taken from the
+# inference engine instead of being recomputed?
+#
+# **Paper.** GSPO §5.4: token-level likelihoods are sensitive to precision differences between the engines, sequence
+# likelihoods tolerate them, so GSPO could use the inference engine's likelihoods directly. No numbers are given.
+
+# %% tags=["parameters"]
+checkpoints = ["moe-sort", "dense-sort"]
+length = 12
+prompts = 16
+group_size = 8
+seed = 0
+temperature = 1.0
+results_path = None
+
+# %% [markdown]
+# ## Setup: one rollout batch per cold start and sampler precision, scored by both engines
+# The sampler in fp32 is the floor (the same weights and precision, only the KV-cache path differs); under bf16
+# autocast it is this kit's stand-in for an inference engine.
+
+# %%
+import pandas as pd
+from IPython.display import display
+
+from gspo_lab.config import TrainConfig
+from gspo_lab.nb.results import claim, record_results
+from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP
+from gspo_lab.plots import plot_mismatch
+from gspo_lab.precision import first_update_clip, mismatch_samples, mismatch_stats, sampler_mismatch
+from gspo_lab.widgets import PrecisionPanel, precision_view
+
+cfgs = {ck: TrainConfig(checkpoint=ck, length=length, prompts_per_rollout=prompts, group_size=group_size, seed=seed,
+                        temperature=temperature) for ck in checkpoints}
+mismatch = {(ck, p): sampler_mismatch(cfg, p) for ck, cfg in cfgs.items() for p in ("fp32", "bf16")}
+
+# %% [markdown]
+# ## 1. The mismatch per token and per sequence
+# Δ = log π_sampler − log π_train on every valid response token. Per sequence, length-normalised, |mean_t Δ| is how
+# far GSPO's s_i sits from 1 before any update (Eq. 7); summed, Σ_t Δ is the true sequence log-ratio.
+
+# %%
+stats = pd.DataFrame({f"{ck} / {p}": mismatch_stats(m) for (ck, p), m in mismatch.items()}).T
+display(stats[["tok_mean", "tok_p99", "tok_max", "seq_mean", "seq_p99", "seqsum_mean", "tok_outside_grpo",
+               "seq_outside_gspo", "gspo_eps_needed_p99"]])
+
+# %%
+bands = {"token": GRPO_CLIP.high, "sequence": GSPO_CLIP.high}  # log(1 + ε) ≈ ε at these sizes
+for ck in checkpoints:
+    display(plot_mismatch({f"{p} sampler": mismatch_samples(mismatch[(ck, p)]) for p in ("fp32", "bf16")}, bands,
+                          title=f"{ck}: share of tokens / responses whose |Δ| exceeds x"))
+
+# %% [markdown]
+# Length normalisation shrinks the tail: a response's mean |Δ| is far below its tokens' worst. But GSPO's band is
+# also ~700× narrower than GRPO's, so a share of on-policy responses already sits outside it (`seq_outside_gspo`),
+# while almost no token sits outside GRPO's (`tok_outside_grpo`). `gspo_eps_needed_p99` is the ε that would keep
+# 99 % of responses inside GSPO's band.
+
+# %% [markdown]
+# ## 2. The first minibatch, before any update, when π_old is the sampler's
+# At k = 0 π_θ is still the policy that sampled, so whatever is clipped there is the engines' disagreement alone —
+# the infrastructure cost §5.4 is about. With π_old recomputed by the trainer every ratio is exactly 1.
+
+# %%
+first = {f"{ck} / {p}": {f"{o} {k}": v for o, d in first_update_clip(m).items() for k, v in d.items()}
+         for (ck, p), m in mismatch.items()}
+display(pd.DataFrame(first).T)
+
+# %% [markdown]
+# ## 3. Try another precision or temperature
+# Each setting samples a fresh batch from the first cold start and scores it once (cached); the call below is the
+# panel's twin.
+
+# %%
+fig, text = precision_view(cfgs[checkpoints[0]], "bf16", temperature)
+display(fig)
+print(text)
+
+# %%
+panel = PrecisionPanel(cfgs[checkpoints[0]])
+panel.widget
+
+# %% [markdown]
+# ## 4. Training on the sampler's bf16 log-probs (stored results, no training)
+# Finding 5 of `docs/findings.md`: finding 1's setting trained with π_old from the bf16 sampler (`sampler_bf16`) or
+# recomputed, 5 seeds, then the same grid on 5 fresh seeds. The verdicts are the findings page's rules.
+
+# %%
+from gspo_lab.findings.f5_precision import confirm_section, train_section
+
+train, _ = train_section()
+display(pd.DataFrame(train["rows"], columns=["objective", "π_old", "clip range", "seeds", "clipped k = 0",
+                                             "clipped k ≥ 1", "held-out acc. final", "minus recomputed, per seed"]))
+print("claim (f5.claim):", train["verdict"])
+confirm, _ = confirm_section()
+display(pd.DataFrame(confirm["rows"], columns=["objective", "π_old", "clip range", confirm["seeds"][0],
+                                               confirm["seeds"][1] + " (fresh)", "all 10 seeds", "confirmed?"]))
+print("over all 10 seeds (f5.claim):", confirm["pooled"])
+
+# %% [markdown]
+# ## What to take away
+# * A bf16 inference engine and an fp32 trainer disagree by ~1e-3 per token on average, with a heavy tail; the fp32
+#   sampler's floor is ~1e-7.
+# * Per sequence (GSPO's length-normalised ratio) the disagreement is smaller, but GSPO's clip band is much
+#   narrower, so taking π_old straight from the inference engine makes GSPO clip a large share of tokens before any
+#   update while GRPO clips almost none. The paper's "GSPO can use the engine's likelihoods" needs either a wider ε
+#   or accepting that clipping.
+# * Whether training on those log-probs helps or hurts is the stored experiment's question (section 4), with its
+#   fresh-seed check.
+
+# %% [markdown]
+# ## Record results
+
+# %%
+head = checkpoints[0]
+bf16, fp32 = mismatch_stats(mismatch[(head, "bf16")]), mismatch_stats(mismatch[(head, "fp32")])
+clip = first_update_clip(mismatch[(head, "bf16")])
+claims = [
+    claim("bf16_mismatch_real", f"{head}: mean per-token |Δ| bf16 ÷ fp32 sampler", bf16["tok_mean"] / fp32["tok_mean"],
+          ">=", 100.0),
+    claim("seq_tail_lighter", f"{head}, bf16: p99 per-sequence (length-normalised) ÷ p99 per-token |Δ|",
+          bf16["seq_p99"] / bf16["tok_p99"], "<", 1.0),
+    claim("gspo_clips_before_any_update", f"{head}: GSPO clipped tokens at k = 0, π_old = bf16 sampler",
+          clip["gspo"]["clip/token_frac"], ">=", 0.05),
+    claim("grpo_barely_clips_before_any_update", f"{head}: GRPO clipped tokens at k = 0, π_old = bf16 sampler",
+          clip["grpo"]["clip/token_frac"], "<=", 0.01),
+]
+numbers = {"stats": stats.to_dict(orient="index"), "first_update_clip": first, "train_verdict": str(train["verdict"])}
+results = record_results(results_path, "05_precision", claims, numbers, parameters=dict(checkpoints=checkpoints))
