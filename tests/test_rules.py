@@ -16,15 +16,17 @@ import pytest
 import gspo_lab.findings.f1_clipping as f1
 import gspo_lab.findings.f2_candidate as f2c
 import gspo_lab.findings.f2_collapse as f2
+import gspo_lab.findings.f2_late as f2late
 import gspo_lab.findings.f2_mechanism as f2e
+import gspo_lab.findings.f2_remeasure as f2f
 import gspo_lab.findings.f2_search as f2s
-import gspo_lab.findings.f2_sensitivity as f2f
 import gspo_lab.findings.f3_volatility as f3
 import gspo_lab.findings.f4_replay as f4
 import gspo_lab.findings.f5_precision as f5
 import gspo_lab.findings.f6_variance as f6
 import gspo_lab.findings.f7_token_adv as f7
 import gspo_lab.findings.f8_dense as f8
+import gspo_lab.findings.f9_precursors as f9
 import gspo_lab.findings.page  # noqa: F401  (imports every finding, so RULES is complete)
 import gspo_lab.findings.rules as rules
 
@@ -37,15 +39,21 @@ MIXED_POS = S([0.06, -0.05, 0.03, -0.04, 0.02])  # mean +0.004, interval across 
 
 def _volatility(changes: dict[float, float]) -> pd.DataFrame:
     """moe-sort's change after one update per lr (5 seeds around each value)."""
-    rows = [{"checkpoint": "moe-sort", "lr": lr, "seed": s, "change_k1": v * (1 + 0.02 * (s - 2))}
-            for lr, v in changes.items() for s in range(5)]  # fmt: skip
+    rows = [
+        {"checkpoint": "moe-sort", "lr": lr, "seed": s, "change_k1": v * (1 + 0.02 * (s - 2))}
+        for lr, v in changes.items()
+        for s in range(5)
+    ]
     return pd.DataFrame(rows)
 
 
 def _factor(base: dict[float, list], variant: dict[float, list]) -> pd.DataFrame:
-    rows = [{"checkpoint": ck, "lr": lr, "seed": s, "change_k1": v}
-            for ck, d in (("sweep-sort", base), ("sweep-deep-sort", variant))
-            for lr, vs in d.items() for s, v in enumerate(vs)]  # fmt: skip
+    rows = [
+        {"checkpoint": ck, "lr": lr, "seed": s, "change_k1": v}
+        for ck, d in (("sweep-sort", base), ("sweep-deep-sort", variant))
+        for lr, vs in d.items()
+        for s, v in enumerate(vs)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -56,9 +64,11 @@ BELOW = [0.080, 0.081, 0.082, 0.083, 0.084]
 
 
 def _premise(bf16: list[float], fp32: list[float]) -> pd.DataFrame:
-    rows = [{"checkpoint": f"ck{i}", "seed": s, "bf16_seq_mean": b * (1 + 0.01 * s),
-             "fp32_seq_mean": f * (1 + 0.01 * s)} for i, (b, f) in enumerate(zip(bf16, fp32, strict=True))
-            for s in range(5)]  # fmt: skip
+    rows = [
+        {"checkpoint": f"ck{i}", "seed": s, "bf16_seq_mean": b * (1 + 0.01 * s), "fp32_seq_mean": f * (1 + 0.01 * s)}
+        for i, (b, f) in enumerate(zip(bf16, fp32, strict=True))
+        for s in range(5)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -75,6 +85,21 @@ def _points(rows: list[tuple]) -> pd.DataFrame:
 
 def _dose(means: dict[str, float]) -> pd.DataFrame:
     return pd.DataFrame([{"clip": c, "seed": s, "late_acc": v + 0.01 * s} for c, v in means.items() for s in range(5)])
+
+
+def _skill(warned: int, collapsing: int, false: int, stable: int) -> dict:
+    """A score row of gspo_lab.precursors.score for one rule."""
+    from gspo_lab.experiments.stats import wilson
+
+    (wl, wh), (fl, fh) = wilson(warned, collapsing), wilson(false, stable)
+    return {
+        "collapsing": collapsing,
+        "stable": stable,
+        "warned_lo": wl,
+        "warned_hi": wh,
+        "false_lo": fl,
+        "false_hi": fh,
+    }
 
 
 def _v(outcome: str) -> rules.Verdict:
@@ -99,8 +124,11 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("5/5", lambda: rules.class_verdict(5, 5), "collapses"),
         ("1/5", lambda: rules.class_verdict(1, 5), "stable"),
         ("3/5", lambda: rules.class_verdict(3, 5), "between"),
-        ("8/10 and 2/10", lambda: rules.class_verdict(8, 10) if rules.class_verdict(2, 10).outcome == "stable"
-         else _v("wrong"), "collapses"),
+        (
+            "8/10 and 2/10",
+            lambda: rules.class_verdict(8, 10) if rules.class_verdict(2, 10).outcome == "stable" else _v("wrong"),
+            "collapses",
+        ),
     ],
     "f2.collapse": [
         ("GRPO 5/5, GSPO 0/5", lambda: f2.collapse_verdict(5, 5, 0, 5, 5), "separates"),
@@ -119,8 +147,11 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("GSPO collapsed once", lambda: f2s.search_hit(S([True, True]), S([True, False]), 2, "1", 8), "none"),
     ],
     "f2.map": [
-        ("GSPO collapses, never more often (rates, not counts)",
-         lambda: f2s.map_verdict(_points([(1e-4, 8, 1, 2, 2, 10), (5e-5, 16, 5, 0, 5, 5)])), "boundary"),
+        (
+            "GSPO collapses, never more often (rates, not counts)",
+            lambda: f2s.map_verdict(_points([(1e-4, 8, 1, 2, 2, 10), (5e-5, 16, 5, 0, 5, 5)])),
+            "boundary",
+        ),
         ("GSPO never", lambda: f2s.map_verdict(_points([(1e-4, 8, 2, 0, 2, 2)])), "immune"),
         ("GSPO more often somewhere", lambda: f2s.map_verdict(_points([(1e-4, 8, 0, 1, 2, 2)])), "mixed"),
     ],
@@ -148,10 +179,16 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("MoE 2/5, dense 4/5", lambda: f2e.dose_confirm_verdict(2, 5, 4, 5, 10), "not"),
     ],
     "f2e.dose_trend": [
-        ("rising at every cap", lambda: f2e.dose_trend_verdict(_dose({"off": 0.1, "30": 0.2, "10": 0.3, "1": 0.5})),
-         "rises"),
-        ("rising overall only", lambda: f2e.dose_trend_verdict(_dose({"off": 0.1, "30": 0.3, "10": 0.2, "1": 0.5})),
-         "overall"),
+        (
+            "rising at every cap",
+            lambda: f2e.dose_trend_verdict(_dose({"off": 0.1, "30": 0.2, "10": 0.3, "1": 0.5})),
+            "rises",
+        ),
+        (
+            "rising overall only",
+            lambda: f2e.dose_trend_verdict(_dose({"off": 0.1, "30": 0.3, "10": 0.2, "1": 0.5})),
+            "overall",
+        ),
         ("flat", lambda: f2e.dose_trend_verdict(_dose({"off": 0.3, "30": 0.3, "10": 0.3, "1": 0.3})), "none"),
     ],
     "f2e.reward_auc": [
@@ -163,28 +200,62 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("same outcome", lambda: f2f.robust_verdict(_v("high"), _v("high")), "same"),
         ("outcome changes", lambda: f2f.robust_verdict(_v("high"), _v("low")), "flips"),
     ],
-    "f2s.late_diff": [
-        ("higher", lambda: f2f.late_diff_verdict(UP), "higher"),
-        ("lower", lambda: f2f.late_diff_verdict(DOWN), "lower"),
-        ("across 0", lambda: f2f.late_diff_verdict(MIXED), "none"),
+    "f2f.last": [
+        ("last evaluation gives the first outcome back", lambda: f2f.last_verdict(_v("high"), _v("high")), "last"),
+        ("still changed with the last evaluation alone", lambda: f2f.last_verdict(_v("high"), _v("low")), "holds"),
+    ],
+    "f2r.late": [
+        ("higher", lambda: f2late.late_verdict(UP), "higher"),
+        ("lower", lambda: f2late.late_verdict(DOWN), "lower"),
+        ("across 0", lambda: f2late.late_verdict(MIXED), "none"),
+    ],
+    "f2e.reward_confirm": [
+        ("interval above 0", lambda: f2c.reward_confirm_verdict(UP), "confirmed"),
+        ("across 0, mean above 0", lambda: f2c.reward_confirm_verdict(MIXED_POS), "not"),
+        ("below 0", lambda: f2c.reward_confirm_verdict(DOWN), "not"),
+    ],
+    "f7.confirm": [
+        ("interval above 0", lambda: f7.confirm_verdict(UP), "confirmed"),
+        ("across 0, mean above 0", lambda: f7.confirm_verdict(MIXED_POS), "not"),
     ],
     "f3.volatility": [
-        ("within 2x at 3e-5 and 1e-4", lambda: f3.volatility_verdict(_volatility({3e-5: 0.06, 1e-4: 0.12, 3e-4: 0.4})),
-         "reproduced"),
-        ("within 2x at 1e-4 only", lambda: f3.volatility_verdict(_volatility({3e-5: 0.03, 1e-4: 0.09, 3e-4: 0.23})),
-         "partly"),
+        (
+            "within 2x at 3e-5 and 1e-4",
+            lambda: f3.volatility_verdict(_volatility({3e-5: 0.06, 1e-4: 0.12, 3e-4: 0.4})),
+            "reproduced",
+        ),
+        (
+            "within 2x at 1e-4 only",
+            lambda: f3.volatility_verdict(_volatility({3e-5: 0.03, 1e-4: 0.09, 3e-4: 0.23})),
+            "partly",
+        ),
         ("never within 2x", lambda: f3.volatility_verdict(_volatility({3e-5: 0.01, 1e-4: 0.03, 3e-4: 0.04})), "not"),
     ],
     "f3.factor": [
-        ("above at one lr", lambda: f3.factor_verdict(_factor(SEP_BASE, {1e-4: ABOVE, 3e-4: SEP_BASE[3e-4]}),
-                                                      "sweep-deep-sort")[0], "raises"),
-        ("below at one lr", lambda: f3.factor_verdict(_factor(SEP_BASE, {1e-4: [0.01] * 4 + [0.011],
-                                                                         3e-4: SEP_BASE[3e-4]}), "sweep-deep-sort")[0],
-         "lowers"),
-        ("above and below", lambda: f3.factor_verdict(_factor(SEP_BASE, {1e-4: ABOVE, 3e-4: [0.05] * 4 + [0.051]}),
-                                                      "sweep-deep-sort")[0], "mixed"),
-        ("overlapping intervals, higher mean", lambda: f3.factor_verdict(
-            _factor(SEP_BASE, {1e-4: OVERLAP, 3e-4: SEP_BASE[3e-4]}), "sweep-deep-sort")[0], "none"),
+        (
+            "above at one lr",
+            lambda: f3.factor_verdict(_factor(SEP_BASE, {1e-4: ABOVE, 3e-4: SEP_BASE[3e-4]}), "sweep-deep-sort")[0],
+            "raises",
+        ),
+        (
+            "below at one lr",
+            lambda: f3.factor_verdict(
+                _factor(SEP_BASE, {1e-4: [0.01] * 4 + [0.011], 3e-4: SEP_BASE[3e-4]}), "sweep-deep-sort"
+            )[0],
+            "lowers",
+        ),
+        (
+            "above and below",
+            lambda: f3.factor_verdict(_factor(SEP_BASE, {1e-4: ABOVE, 3e-4: [0.05] * 4 + [0.051]}), "sweep-deep-sort")[
+                0
+            ],
+            "mixed",
+        ),
+        (
+            "overlapping intervals, higher mean",
+            lambda: f3.factor_verdict(_factor(SEP_BASE, {1e-4: OVERLAP, 3e-4: SEP_BASE[3e-4]}), "sweep-deep-sort")[0],
+            "none",
+        ),
     ],
     "f4.replay": [
         ("plain 5/5, R2 0/5", lambda: f4.replay_verdict(5, 5, 0, 5), "prevented"),
@@ -217,13 +288,23 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("across 1", lambda: f6.above_one_verdict(1 + MIXED * 10), "inside"),
     ],
     "f6.grows": [
-        ("rising", lambda: f6.grows_verdict(_noise({4: [1.0, 1.1, 0.9], 8: [1.5, 1.6, 1.4], 16: [2.0, 2.1, 1.9]})),
-         "grows"),
-        ("falling", lambda: f6.grows_verdict(_noise({4: [2.0, 2.1, 1.9], 8: [1.5, 1.6, 1.4], 16: [1.0, 1.1, 0.9]})),
-         "shrinks"),
-        ("noisy, slightly rising mean", lambda: f6.grows_verdict(
-            _noise({4: [0.6, 1.9, 1.2, 0.8, 1.5], 8: [2.2, 0.7, 1.1, 1.6, 0.9], 16: [1.0, 2.3, 0.8, 1.7, 1.2]})),
-         "none"),
+        (
+            "rising",
+            lambda: f6.grows_verdict(_noise({4: [1.0, 1.1, 0.9], 8: [1.5, 1.6, 1.4], 16: [2.0, 2.1, 1.9]})),
+            "grows",
+        ),
+        (
+            "falling",
+            lambda: f6.grows_verdict(_noise({4: [2.0, 2.1, 1.9], 8: [1.5, 1.6, 1.4], 16: [1.0, 1.1, 0.9]})),
+            "shrinks",
+        ),
+        (
+            "noisy, slightly rising mean",
+            lambda: f6.grows_verdict(
+                _noise({4: [0.6, 1.9, 1.2, 0.8, 1.5], 8: [2.2, 0.7, 1.1, 1.6, 0.9], 16: [1.0, 2.3, 0.8, 1.7, 1.2]})
+            ),
+            "none",
+        ),
     ],
     "f6.relvar_change": [
         ("rises", lambda: f6.relvar_change_verdict(UP), "rises"),
@@ -234,11 +315,16 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("interval above 0", lambda: f7.credit_verdict(UP), "helps"),
         ("across 0, mean above 0", lambda: f7.credit_verdict(MIXED_POS), "none"),
     ],
+    "f9.skill": [
+        ("warned interval above the false-alarm one", lambda: f9.skill_verdict(_skill(8, 10, 1, 20)), "warns"),
+        ("false alarms above warnings", lambda: f9.skill_verdict(_skill(1, 10, 15, 20)), "inverse"),
+        ("overlapping", lambda: f9.skill_verdict(_skill(4, 10, 6, 20)), "chance"),
+    ],
     "f8.spikes": [
         ("medians 180 and 245", lambda: f8.spikes_verdict(S([180.0, 150, 200]), S([245.0, 230, 260])), "same"),
         ("medians 30 and 300", lambda: f8.spikes_verdict(S([30.0, 28, 33]), S([300.0, 310, 290])), "different"),
     ],
-}  # fmt: skip
+}
 
 
 def outcome_of(rule: str, what: str) -> str:

@@ -14,13 +14,16 @@ f1_clipping    1: clipping fractions and the ε sweep
 f2_collapse    2, 2b: collapse in the confirmed regime, MoE and dense
 f2_search      2c: the search for the target regime, the stability map
 f2_spikes      2d: gradient-norm spikes (post hoc)
-f2_mechanism   2e: the clipped candidate, the interventions, the dose
+f2_candidate   2e: the clipped candidate on fresh seeds, its reward lead and its confirmation
+f2_mechanism   2e: the interventions, the dose
+f2_remeasure   2f: finding 2 re-measured under endpoint v2: what changed, the primary endpoint, how runs die
 f3_volatility  3: expert volatility
 f4_replay      4: Routing Replay
 f5_precision   5: precision (premise, training on bf16 log-probs, fresh seeds)
 f6_variance    6: gradient variance
 f7_token_adv   7: GSPO-token with per-token advantages
 f8_dense       8: dense vs MoE
+f9_precursors  9: what comes before a collapse (frozen alarm rules scored on held-out runs)
 bookkeeping    the specs, the core set, provenance
 page           compute → render → build / check
 """

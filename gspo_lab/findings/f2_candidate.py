@@ -13,7 +13,6 @@ from __future__ import annotations
 import pandas as pd
 
 from gspo_lab.experiments.stats import interval_sign, paired_diff, rate_table
-from gspo_lab.experiments.store import finished
 from gspo_lab.findings.fmt import diff_cell
 from gspo_lab.findings.rules import (
     COLLAPSES_AT_LEAST,
@@ -24,9 +23,17 @@ from gspo_lab.findings.rules import (
     collapse_class,
     register,
 )
-from gspo_lab.findings.tables import collapse_rows, progress, spec, with_base, with_endpoints
+from gspo_lab.findings.tables import F2, FIRST, collapse_rows, declared, progress, spec, with_base, with_endpoints
 
-__all__ = ["TARGET", "REWARD_AUC", "target_verdict", "reward_auc_verdict", "section"]
+__all__ = [
+    "TARGET",
+    "REWARD_AUC",
+    "REWARD_CONFIRM",
+    "target_verdict",
+    "reward_auc_verdict",
+    "reward_confirm_verdict",
+    "section",
+]
 
 TARGET = register(
     Rule(
@@ -36,7 +43,7 @@ TARGET = register(
         {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "TARGET_GSPO_AT_MOST": TARGET_GSPO_AT_MOST},
         declared="issue 9 and data/specs/f2_confirm_clip.toml, before the runs",
         marker="Target (issue): GRPO collapsed",
-        specs=("f2_confirm_clip",),
+        specs=(FIRST["candidate"], F2["candidate"]),
     )
 )
 REWARD_AUC = register(
@@ -51,7 +58,7 @@ REWARD_AUC = register(
         {"LEVEL": 0.95},
         declared="gspo_lab/findings/f2_candidate.py, after the results (post hoc; to confirm on fresh seeds)",
         marker="def reward_auc_verdict(diff: pd.Series) -> Verdict",
-        specs=("f2_confirm_clip",),
+        specs=(FIRST["candidate"], F2["candidate"]),
         post_hoc=True,
     )
 )
@@ -74,26 +81,59 @@ def reward_auc_verdict(diff: pd.Series) -> Verdict:
     return REWARD_AUC.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff)])
 
 
+REWARD_CONFIRM = register(
+    Rule(
+        "f2e.reward_confirm",
+        "2e",
+        {"confirmed": "confirmed", "not": "not confirmed"},
+        {"LEVEL": 0.95},
+        declared="data/specs/f2c_reward_confirm.toml, before its runs",
+        marker="Declared: the lead is confirmed if GSPO - GRPO reward AUC",
+        specs=("f2c_reward_confirm",),
+    )
+)
+#: the fresh-seed confirmation of the candidate's reward lead
+CONFIRM_SPEC = "f2c_reward_confirm"
+
+
+def reward_confirm_verdict(diff: pd.Series) -> Verdict:
+    """``f2e.reward_confirm``: GSPO − GRPO reward AUC on the fresh seeds, interval above 0."""
+    if len(diff) < 2:
+        return REWARD_CONFIRM.verdict(PENDING)
+    return REWARD_CONFIRM.verdict("confirmed" if interval_sign(diff) > 0 else "not")
+
+
+def _paired(table: pd.DataFrame, metric: str) -> pd.Series:
+    return paired_diff(table.assign(arm_id=table["objective"]), "gspo", "grpo", metric)
+
+
+def _reward(diff: pd.Series, verdict: Verdict) -> dict:
+    return {"verdict": verdict, "diff": diff_cell(diff), "higher": int((diff > 0).sum()), "n": len(diff)}
+
+
 def section() -> tuple[dict, dict]:
-    s = spec("f2_confirm_clip")
-    table = finished(s, "confirm")
+    s = spec(F2["candidate"])
+    table = declared(s, "confirm")
     rates = rate_table(table, ["objective"]).set_index("objective")
     k, n = rates["k"].astype(int), rates["n"].astype(int)
-    paired = table.assign(arm_id=table["objective"])
+    first = with_endpoints(spec(FIRST["candidate"]), declared(spec(FIRST["candidate"])))
+    fresh_spec = spec(CONFIRM_SPEC)
+    fresh = declared(fresh_spec)
+    auc_first, auc, auc_fresh = (_paired(t, "reward_auc") for t in (first, table, fresh))
+    fresh_rates = rate_table(fresh, ["objective"]).set_index("objective")
     ctx = {
         "progress": progress(s),
         "rows": collapse_rows(with_base(s, table, ("grad_clip",))),
         "verdict": target_verdict(k["grpo"], n["grpo"], k["gspo"], n["gspo"], len(s.confirm_seeds)),
         "grpo": f"{k['grpo']}/{n['grpo']}",
         "gspo": f"{k['gspo']}/{n['gspo']}",
-        "final": diff_cell(paired_diff(paired, "gspo", "grpo", "eval_final")),
-        "best": diff_cell(paired_diff(paired, "gspo", "grpo", "eval_best")),
-    }
-    auc = paired_diff(with_endpoints(s, paired), "gspo", "grpo", "reward_auc")
-    ctx["reward"] = {
-        "verdict": reward_auc_verdict(auc),
-        "diff": diff_cell(auc),
-        "higher": int((auc > 0).sum()),
-        "n": len(auc),
+        "final": diff_cell(_paired(table, "eval_final")),
+        "late": diff_cell(_paired(table, "late_acc")),
+        "reward_first": _reward(auc_first, reward_auc_verdict(auc_first)),
+        "reward": _reward(auc, reward_auc_verdict(auc)),
+        "confirm_progress": progress(fresh_spec),
+        "reward_confirm": _reward(auc_fresh, reward_confirm_verdict(auc_fresh)),
+        "confirm_late": diff_cell(_paired(fresh, "late_acc")),
+        "confirm_collapsed": {o: f"{int(r['k'])}/{int(r['n'])}" for o, r in fresh_rates.iterrows()},
     }
     return ctx, {}

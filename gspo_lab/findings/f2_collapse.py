@@ -16,7 +16,6 @@ import pandas as pd
 
 from gspo_lab.experiments.read import curves
 from gspo_lab.experiments.stats import rate_table
-from gspo_lab.experiments.store import finished
 from gspo_lab.findings.fmt import clip_label
 from gspo_lab.findings.rules import (
     COLLAPSES_AT_LEAST,
@@ -28,7 +27,7 @@ from gspo_lab.findings.rules import (
     collapse_class,
     register,
 )
-from gspo_lab.findings.tables import arm_name, collapse_rows, progress, spec
+from gspo_lab.findings.tables import F2, FIRST, arm_name, collapse_rows, declared, progress, spec
 
 __all__ = ["COLLAPSE", "DENSE", "collapse_verdict", "dense_verdict", "section", "dense_section"]
 
@@ -49,7 +48,7 @@ COLLAPSE = register(
         },
         declared="issue 9's target rule, before the runs",
         marker="GRPO collapses where GSPO does not",
-        specs=("f2_collapse_moe",),
+        specs=(FIRST["moe"], F2["moe"]),
     )
 )
 DENSE = register(
@@ -60,7 +59,7 @@ DENSE = register(
         {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "STABLE_AT_MOST": STABLE_AT_MOST},
         declared="data/specs/f2_collapse_dense.toml, before its runs",
         marker="is not MoE-specific at this scale",
-        specs=("f2_collapse_dense",),
+        specs=(FIRST["dense"], F2["dense"]),
     )
 )
 
@@ -92,8 +91,8 @@ def _with_arms(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def section() -> tuple[dict, dict]:
-    s = spec("f2_collapse_moe")
-    table = _with_arms(finished(s, "confirm"))
+    s = spec(F2["moe"])
+    table = _with_arms(declared(s, "confirm"))
     rates = rate_table(table, ["clip", "arm"]).set_index(["clip", "arm"])
     verdicts = []
     for clip in sorted(set(table["clip"])):
@@ -123,8 +122,8 @@ def _plot_eval(data: pd.DataFrame):
 
 
 def dense_section() -> tuple[dict, dict]:
-    s = spec("f2_collapse_dense")
-    table = finished(s, "confirm")
+    s = spec(F2["dense"])
+    table = declared(s, "confirm")
     off = table[(table["grad_clip"].map(clip_label) == "off") & (table.objective == "grpo")]
     k, n = int(off["collapsed"].astype(bool).sum()), len(off)
     ctx = {

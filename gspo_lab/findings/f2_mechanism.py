@@ -19,7 +19,6 @@ import pandas as pd
 
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import interval_sign, paired_diff, rate_table
-from gspo_lab.experiments.store import finished
 from gspo_lab.findings.f2_spikes import plot_spikes
 from gspo_lab.findings.fmt import mean_ci, num, summary
 from gspo_lab.findings.rules import (
@@ -33,7 +32,10 @@ from gspo_lab.findings.rules import (
     register,
 )
 from gspo_lab.findings.tables import (
+    F2,
+    FIRST,
     MODELS,
+    declared,
     mechanism_table,
     progress,
     run_endpoints,
@@ -66,7 +68,7 @@ INTERVENTIONS = {
             {**_CLASSES, "PEAK_GSPO_RANGE": PEAK_GSPO_RANGE},
             declared="data/specs/f2_mechanism.toml, before its runs",
             marker="`grpo_dual_clip`, grad clip off",
-            specs=("f2_mechanism",),
+            specs=(FIRST["mechanism"], F2["mechanism"]),
         )
     ),
     ("grpo", "10"): register(
@@ -81,7 +83,7 @@ INTERVENTIONS = {
             _CLASSES,
             declared="data/specs/f2_mechanism.toml, before its runs",
             marker="`grpo` at grad clip 10",
-            specs=("f2_mechanism",),
+            specs=(FIRST["mechanism"], F2["mechanism"]),
         )
     ),
     ("grpo", "30"): register(
@@ -96,7 +98,7 @@ INTERVENTIONS = {
             _CLASSES,
             declared="data/specs/f2_clip_dose.toml, before its runs",
             marker="GRPO at grad clip 30 (~8x",
-            specs=("f2_clip_dose",),
+            specs=(FIRST["dose"], F2["dose"]),
         )
     ),
 }
@@ -109,7 +111,7 @@ DOSE_CONFIRM = register(
         _CLASSES,
         declared="data/specs/f2_clip_dose_confirm.toml, before its runs",
         marker="Declared: the difference is confirmed",
-        specs=("f2_clip_dose_confirm",),
+        specs=(FIRST["dose_confirm"], F2["dose_confirm"]),
     )
 )
 
@@ -126,7 +128,7 @@ DOSE_TREND = register(
         {"LEVEL": 0.95},
         declared="gspo_lab/findings/f2_mechanism.py, after the results (post hoc)",
         marker="def dose_trend_verdict(late: pd.DataFrame) -> Verdict",
-        specs=("f2_collapse_moe", "f2_collapse_dense", "f2_mechanism", "f2_clip_dose"),
+        specs=(F2["moe"], F2["dense"], F2["mechanism"], F2["dose"]),
         post_hoc=True,
     )
 )
@@ -166,8 +168,8 @@ def dose_confirm_verdict(k_moe: int, n_moe: int, k_dense: int, n_dense: int, cel
 
 
 def _dose_confirm() -> dict:
-    s = spec("f2_clip_dose_confirm")
-    table = finished(s, "confirm")
+    s = spec(F2["dose_confirm"])
+    table = declared(s, "confirm")
     rates = rate_table(table, ["checkpoint"]).set_index("checkpoint")
     kn = {c: (int(r["k"]), int(r["n"])) for c, r in rates.iterrows()}
     (km, nm), (kd, nd) = kn.get("moe-sort", (0, 0)), kn.get("dense-sort", (0, 0))
@@ -201,7 +203,7 @@ def _table_rows(table: pd.DataFrame) -> list[list]:
 
 def _verdicts(table: pd.DataFrame, seeds_declared: int) -> tuple[list[dict], list[dict]]:
     """Each intervention arm's verdict by its declared rule; for the cap of 30, its fresh seeds and the pooled 10."""
-    fresh = finished(spec("f2_clip_dose_confirm"), "confirm").assign(model=lambda d: d["checkpoint"].map(MODELS))
+    fresh = declared(spec(F2["dose_confirm"]), "confirm").assign(model=lambda d: d["checkpoint"].map(MODELS))
     verdicts, pooled30 = [], []
     for model, g in table.groupby("model", sort=False):
         for (objective, clip), rule in INTERVENTIONS.items():
@@ -254,14 +256,14 @@ def _dose(table: pd.DataFrame) -> list[dict]:
 
 
 def section() -> tuple[dict, dict]:
-    s = spec("f2_mechanism")
+    s = spec(F2["mechanism"])
     table = mechanism_table()
     late = [run_endpoints(src, k)["late_acc"] for src, k in zip(table["source"], table["key"], strict=True)]
     table = table.assign(late_acc=late)
     verdicts, pooled30 = _verdicts(table, len(s.confirm_seeds))
     ctx = {
         "progress": progress(s),
-        "dose_progress": progress(spec("f2_clip_dose")),
+        "dose_progress": progress(spec(F2["dose"])),
         "rows": _table_rows(table),
         "verdicts": verdicts,
         "dose": _dose(table),

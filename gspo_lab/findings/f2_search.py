@@ -18,13 +18,13 @@ import pandas as pd
 from gspo_lab.experiments.store import finished
 from gspo_lab.findings.fmt import clip_label, num
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
-from gspo_lab.findings.tables import progress, spec, with_base
+from gspo_lab.findings.tables import F2, declared, progress, spec, with_base, with_endpoints
 
-__all__ = ["SEARCH", "SEARCH_SPECS", "MAP_SPECS", "search_hit", "section", "map_section"]
+__all__ = ["SEARCH", "SEARCH_SPECS", "MAP_SPECS", "search_hit", "section", "map_section", "stability_table"]
 
 SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_noclip", "f2_search_add")
 #: the stability map: finding 2's confirmed regime, the searches and the clipped candidate on fresh seeds
-MAP_SPECS = ("f2_collapse_moe", *SEARCH_SPECS, "f2_confirm_clip")
+MAP_SPECS = (F2["moe"], *SEARCH_SPECS, F2["candidate"])
 #: the coordinates of a searched regime (finding 2c), from a spec's grid or its base
 SEARCH_REGIME = ("grad_clip", "checkpoint", "lr", "minibatches", "length")
 #: the target setting (issue 9): grad-norm clip 1.0 and at most this many minibatches per rollout batch
@@ -132,12 +132,45 @@ def _points(w: pd.DataFrame) -> str:
     return "; ".join(parts) or "none"
 
 
+def stability_table() -> pd.DataFrame:
+    """Notebook 04's stability map: per (grad clip, lr, M, objective) of every moe-sort L = 12 run of finding 2
+    (the re-measured confirmation cells and the search cells): runs, collapsed (each spec's declared flag: endpoint
+    v2 for the re-measured cells, the first measurement's for the searches), late held-out accuracy (the mean of
+    the evaluations at rollouts >= 40 of 80; 64 prompts for the search cells, 256 for the others), and whether
+    the point holds search seeds only."""
+    parts = []
+    for name in (F2["moe"], *SEARCH_SPECS, F2["candidate"]):
+        s = spec(name)
+        t = with_base(s, declared(s, "all"), SEARCH_REGIME)
+        if "late_acc" not in t:
+            t = with_endpoints(s, t)
+        parts.append(t.assign(spec=name))
+    t = pd.concat(parts, ignore_index=True)
+    t = t[(t.checkpoint == "moe-sort") & (t.length == 12)]
+    if "routing_replay" in t:
+        t = t[~t["routing_replay"].fillna(False).astype(bool)]
+    t = t.assign(
+        clip=t["grad_clip"].map(clip_label), collapsed=t["collapsed"].astype(bool), search=t["seed_set"] == "search"
+    )
+    keys = ["clip", "lr", "minibatches", "objective"]
+    return (
+        t.groupby(keys)
+        .agg(
+            n=("collapsed", "size"),
+            k=("collapsed", "sum"),
+            late_acc=("late_acc", "mean"),
+            search_only=("search", "all"),
+        )
+        .reset_index()
+    )
+
+
 def map_section() -> tuple[dict, dict]:
     """Every moe-sort L = 12 cell of finding 2's specs (confirmation and search seeds), as a stability map."""
     parts = []
-    for name in MAP_SPECS:
+    for name in (F2["moe"], *SEARCH_SPECS, F2["candidate"]):  # F2 read at call time (the comparison swaps it)
         s = spec(name)
-        t = finished(s, "all")
+        t = declared(s, "all")
         if not t.empty:
             parts.append(with_base(s, t, SEARCH_REGIME))
     t = pd.concat(parts, ignore_index=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gspo_lab.findings.fmt import clip_label, num
-from gspo_lab.findings.tables import arm_name, spec, spike_table
+from gspo_lab.findings.tables import F2, arm_name, spec, spike_table
 
 __all__ = ["section", "spikes", "plot_spikes"]
 
@@ -14,7 +14,7 @@ __all__ = ["section", "spikes", "plot_spikes"]
 def spikes() -> pd.DataFrame:
     """Per confirmation run of ``f2_collapse_moe`` and ``f2_collapse_dense``: typical and largest update, model, arm."""
     parts = []
-    for model, name in (("MoE", "f2_collapse_moe"), ("dense", "f2_collapse_dense")):
+    for model, name in (("MoE", F2["moe"]), ("dense", F2["dense"])):
         t = spike_table(spec(name))
         if not t.empty:
             parts.append(t.assign(model=model, arm=t.apply(arm_name, axis=1), clip=t["grad_clip"].map(clip_label)))

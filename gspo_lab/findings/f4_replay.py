@@ -1,4 +1,5 @@
-"""Finding 4: Routing Replay (paper §5.3) — the GRPO arms of ``f2_collapse_moe``, with and without R2.
+"""Finding 4: Routing Replay (paper §5.3) — the GRPO arms of finding 2's MoE spec (``F2["moe"]``, endpoint v2), with
+and without R2.
 
 Rule ``f4.replay`` (:func:`replay_verdict`), per grad-norm clip level, declared with this section after
 ``f2_collapse_moe`` had run (so: post hoc): where plain GRPO collapses (≥ ``COLLAPSES_AT_LEAST`` of 5), *R2 prevented
@@ -10,10 +11,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gspo_lab.experiments.store import finished
 from gspo_lab.findings.fmt import clip_label, mean_ci, num, summary
 from gspo_lab.findings.rules import COLLAPSES_AT_LEAST, STABLE_AT_MOST, Rule, Verdict, collapse_class, register
-from gspo_lab.findings.tables import spec
+from gspo_lab.findings.tables import F2, FIRST, declared, spec
 
 __all__ = ["REPLAY", "replay_verdict", "section"]
 
@@ -29,7 +29,7 @@ REPLAY = register(
         {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "STABLE_AT_MOST": STABLE_AT_MOST},
         declared="docs/findings.template.md, after f2_collapse_moe had run",
         marker="R2 prevented GRPO's collapse",
-        specs=("f2_collapse_moe",),
+        specs=(FIRST["moe"], F2["moe"]),
         post_hoc=True,
     )
 )
@@ -43,7 +43,7 @@ def replay_verdict(k_plain: int, n_plain: int, k_r2: int, n_r2: int) -> Verdict:
 
 
 def section() -> tuple[dict, dict]:
-    table = finished(spec("f2_collapse_moe"), "confirm")
+    table = declared(spec(F2["moe"]), "confirm")
     table = table[table.objective == "grpo"]
     table = table.assign(clip=table["grad_clip"].map(clip_label))
     rows, verdicts = [], []
@@ -72,4 +72,4 @@ def section() -> tuple[dict, dict]:
     wall = table.pivot_table(index=["seed", "clip"], columns="routing_replay", values="wall_s", aggfunc="first")
     ratio = (wall[True] / wall[False]).dropna().tolist()
     cost = {"mean": num(sum(ratio) / len(ratio)), "pairs": len(ratio), "min": num(min(ratio)), "max": num(max(ratio))}
-    return {"rows": rows, "verdicts": verdicts, "cost": cost}, {}
+    return {"rows": rows, "verdicts": verdicts, "cost": cost, "spec": F2["moe"]}, {}

@@ -15,7 +15,7 @@ from gspo_lab.findings.fmt import diff_cell, mean_ci, num, summary
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import progress, spec
 
-__all__ = ["CREDIT", "credit_verdict", "section"]
+__all__ = ["CREDIT", "CONFIRM", "credit_verdict", "confirm_verdict", "section"]
 
 BASE = "gspo λ=0"
 CREDIT = register(
@@ -31,6 +31,32 @@ CREDIT = register(
 )
 
 
+CONFIRM = register(
+    Rule(
+        "f7.confirm",
+        "7",
+        {"confirmed": "confirmed", "not": "not confirmed"},
+        {"LEVEL": 0.95},
+        declared="data/specs/f7c_token_confirm.toml, before its runs",
+        marker="Declared: the gain at lambda = 1 is confirmed if",
+        specs=("f7c_token_confirm",),
+    )
+)
+CONFIRM_SPEC = "f7c_token_confirm"
+
+
+def confirm_verdict(diff: pd.Series) -> Verdict:
+    """``f7.confirm``: GSPO-token (λ) − GSPO final held-out accuracy on the fresh seeds, interval above 0."""
+    if len(diff) < 2:
+        return CONFIRM.verdict(PENDING)
+    lo, _ = bootstrap_ci(list(diff))
+    return CONFIRM.verdict("confirmed" if lo > 0 else "not")
+
+
+def _arms(table: pd.DataFrame) -> pd.DataFrame:
+    return table.assign(arm_id=table["objective"] + " λ=" + table["token_advantage"].map(lambda v: f"{float(v):g}"))
+
+
 def credit_verdict(diff: pd.Series) -> Verdict:
     """``f7.token_credit`` on the per-seed differences GSPO-token (λ) − GSPO (module docstring)."""
     if len(diff) < 2:
@@ -42,7 +68,7 @@ def credit_verdict(diff: pd.Series) -> Verdict:
 def section() -> tuple[dict, dict]:
     s = spec("f7_token_advantages")
     table = finished(s, "confirm")
-    table = table.assign(arm_id=table["objective"] + " λ=" + table["token_advantage"].map(lambda v: f"{float(v):g}"))
+    table = _arms(table)
     rows, diffs = [], {}
     for arm_id, group in table.groupby("arm_id", sort=True):
         diff = paired_diff(table, arm_id, BASE, "eval_final") if arm_id != BASE else None
@@ -69,4 +95,16 @@ def section() -> tuple[dict, dict]:
                 "low": num(bootstrap_ci(list(d))[0]),
             }
         )
-    return {"progress": progress(s), "rows": rows, "verdicts": verdicts}, {}
+    c = spec(CONFIRM_SPEC)
+    fresh = _arms(finished(c, "confirm"))
+    confirm = []
+    for arm_id in ("gspo_token λ=0.5", "gspo_token λ=1"):
+        d = paired_diff(fresh, arm_id, BASE, "eval_final")
+        confirm.append({"lam": arm_id.split("=")[1], "verdict": confirm_verdict(d), "diff": diff_cell(d)})
+    return {
+        "progress": progress(s),
+        "rows": rows,
+        "verdicts": verdicts,
+        "confirm": confirm,
+        "confirm_progress": progress(c),
+    }, {}

@@ -14,7 +14,7 @@ from gspo_lab.experiments.store import finished
 from gspo_lab.findings.f2_spikes import spikes
 from gspo_lab.findings.fmt import clip_label, num
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
-from gspo_lab.findings.tables import spec
+from gspo_lab.findings.tables import F2, declared, spec
 
 __all__ = ["SPIKES", "SAME_ORDER", "spikes_verdict", "section"]
 
@@ -27,7 +27,7 @@ SPIKES = register(
         {"SAME_ORDER": SAME_ORDER},
         declared="gspo_lab/findings/f8_dense.py, after the results (post hoc)",
         marker="def spikes_verdict(moe: pd.Series, dense: pd.Series) -> Verdict",
-        specs=("f2_collapse_moe", "f2_collapse_dense"),
+        specs=(F2["moe"], F2["dense"]),
         post_hoc=True,
     )
 )
@@ -43,8 +43,8 @@ def spikes_verdict(moe: pd.Series, dense: pd.Series) -> Verdict:
 
 def section() -> tuple[dict, dict]:
     collapse = []
-    for name, s in (("MoE", "f2_collapse_moe"), ("dense", "f2_collapse_dense")):
-        t = finished(spec(s), "confirm")
+    for name, s in (("MoE", F2["moe"]), ("dense", F2["dense"])):
+        t = declared(spec(s), "confirm")
         rr = t.get("routing_replay", pd.Series(False, index=t.index)).astype(bool)
         off = t[(t["grad_clip"].map(clip_label) == "off") & ~rr]
         for objective in ("grpo", "gspo"):

@@ -20,9 +20,10 @@ import gspo_lab.findings.bookkeeping as bookkeeping
 import gspo_lab.findings.f1_clipping as f1_clipping
 import gspo_lab.findings.f2_candidate as f2_candidate
 import gspo_lab.findings.f2_collapse as f2_collapse
+import gspo_lab.findings.f2_late as f2_late
 import gspo_lab.findings.f2_mechanism as f2_mechanism
+import gspo_lab.findings.f2_remeasure as f2_remeasure
 import gspo_lab.findings.f2_search as f2_search
-import gspo_lab.findings.f2_sensitivity as f2_sensitivity
 import gspo_lab.findings.f2_spikes as f2_spikes
 import gspo_lab.findings.f3_volatility as f3_volatility
 import gspo_lab.findings.f4_replay as f4_replay
@@ -30,6 +31,7 @@ import gspo_lab.findings.f5_precision as f5_precision
 import gspo_lab.findings.f6_variance as f6_variance
 import gspo_lab.findings.f7_token_adv as f7_token_adv
 import gspo_lab.findings.f8_dense as f8_dense
+import gspo_lab.findings.f9_precursors as f9_precursors
 from gspo_lab.findings.fmt import FILTERS
 from gspo_lab.paths import repo_root
 
@@ -47,7 +49,8 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f2d": f2_spikes.section,
     "f2_confirm": f2_candidate.section,
     "f2e": f2_mechanism.section,
-    "f2f": f2_sensitivity.section,
+    "f2f": f2_remeasure.section,
+    "f2late": lambda: (f2_late.context(), {}),
     "f3": f3_volatility.section,
     "f4": f4_replay.section,
     "f5": f5_precision.section,
@@ -56,6 +59,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f6": f6_variance.section,
     "f7": f7_token_adv.section,
     "f8": f8_dense.section,
+    "f9": f9_precursors.section,
     "specs": bookkeeping.section,
     "prov": bookkeeping.provenance_section,
 }

@@ -1,17 +1,28 @@
-"""Tables several findings read: a spec's progress, arm names, a regime's fixed coordinates, collapse rows with
-their sensitivity endpoints, per-run gradient-norm spikes."""
+"""Tables several findings read: a spec's progress, arm names, a regime's fixed coordinates, finding 2's runs with the
+collapse flag their endpoint declares, collapse rows, per-run gradient-norm spikes.
+
+Finding 2's specs come in two measurements: :data:`FIRST` (64 prompts × 1 sample per evaluation, the stored flag:
+the last evaluation below 0.5 × the run's own first) and :data:`F2` (the same cells re-measured under endpoint v2,
+findings part 2). The page reads :data:`F2`; the comparison section (2f) reads both.
+"""
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 
 from gspo_lab.experiments.spec import Spec, cells, spec_named
 from gspo_lab.experiments.stats import rate_table
 from gspo_lab.experiments.store import finished, load_result, result_path, results_root
-from gspo_lab.experiments.summary import endpoints
+from gspo_lab.experiments.summary import MIN_EVAL_SAMPLES, endpoint_v2, endpoints
 from gspo_lab.findings.fmt import clip_label, mean_ci, num, rate_cell, summary
 
 __all__ = [
+    "dose_table",
+    "F2",
+    "FIRST",
+    "declared",
     "mechanism_table",
     "with_labels",
     "spec",
@@ -31,6 +42,37 @@ __all__ = [
 
 #: finding 2's two cold starts, as the page names them
 MODELS = {"moe-sort": "MoE", "dense-sort": "dense"}
+#: finding 2's specs by role: the first measurement, and the re-measurement under endpoint v2 the page reads
+FIRST = {
+    "moe": "f2_collapse_moe",
+    "dense": "f2_collapse_dense",
+    "mechanism": "f2_mechanism",
+    "dose": "f2_clip_dose",
+    "dose_confirm": "f2_clip_dose_confirm",
+    "candidate": "f2_confirm_clip",
+}
+F2 = {
+    "moe": "f2r_collapse_moe",
+    "dense": "f2r_collapse_dense",
+    "mechanism": "f2r_mechanism",
+    "dose": "f2r_clip_dose",
+    "dose_confirm": "f2r_clip_dose_confirm",
+    "candidate": "f2r_confirm_clip",
+}
+#: endpoint v2's columns that :func:`declared` adds
+V2_COLUMNS = (
+    "late_acc",
+    "reward_auc",
+    "threshold",
+    "samples",
+    "truncated_early",
+    "truncated_late",
+    "length_early",
+    "length_late",
+    "zero_std_early",
+    "zero_std_late",
+    "collapsed_last",
+)
 #: the typical update is read over the first rollouts, before the earliest collapse (rollout 20) in finding 2's runs
 SPIKE_EARLY_ROLLOUTS = 10
 #: post hoc (2e): the share of rollouts 0..EARLY_ROLLOUTS-1 holding an update whose norm exceeds EARLY_NORM (the
@@ -57,6 +99,37 @@ def arm_name(row) -> str:
 def with_base(s: Spec, table: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
     """``table`` with each of ``columns`` present: from the grid where the spec varies it, else from its ``[base]``."""
     return table.assign(**{c: s.base[c] for c in columns if c not in table or table[c].isna().all()})
+
+
+def declared(s: Spec, seeds: str = "confirm") -> pd.DataFrame:
+    """A spec's finished cells with the collapse flag its endpoint declares in ``collapsed``: endpoint v2
+    (:func:`gspo_lab.experiments.summary.endpoint_v2`, against the pooled cold start) when its evaluations score ≥
+    MIN_EVAL_SAMPLES samples, else the stored flag; the stored flag always in ``collapsed_v1``, the endpoint's name
+    in ``endpoint``, and for v2 cells its late accuracy, reward AUC, collapse-mode columns and ``collapsed_last`` (the
+    last evaluation alone below v2's threshold)."""
+    from gspo_lab.experiments.read import cold_starts
+
+    t = finished(s, seeds)
+    if t.empty:
+        return t
+    t = t.assign(collapsed_v1=t["collapsed"].astype(bool), endpoint="v1")
+    by_key = {c.key: c for c in cells(s, "all")}
+    if by_key[t["key"].iloc[0]].cfg.eval_prompts * by_key[t["key"].iloc[0]].cfg.eval_samples < MIN_EVAL_SAMPLES:
+        return t
+    pooled = cold_starts()
+    rows = []
+    for key in t["key"]:
+        cfg = by_key[key].cfg
+        rows.append(
+            endpoint_v2(
+                load_result(result_path(by_key[key])), pooled[(cfg.checkpoint, cfg.length, cfg.temperature)]["accuracy"]
+            )
+        )
+    extra = pd.DataFrame(rows)
+    # the one-evaluation variant of v2's flag (2f's rule f2f.last reads it): the last evaluation alone below threshold
+    last = [bool(r["collapsed"]) or (len(r["last_two"]) > 0 and r["last_two"][-1] < r["threshold"]) for r in rows]
+    extra = extra.drop(columns=["last_two"]).assign(collapsed_last=last)
+    return pd.concat([t.drop(columns=["collapsed"]).reset_index(drop=True), extra], axis=1).assign(endpoint="v2")
 
 
 def with_endpoints(s: Spec, table: pd.DataFrame) -> pd.DataFrame:
@@ -105,7 +178,8 @@ def collapse_rows(table: pd.DataFrame, with_expert: bool = True) -> list[list[st
             f"{num(group['eval_start'].mean())} → {mean_ci(final)}",
             num(group["clip_token_frac"].mean()),
         ]
-        rows.append(row + ([num(group["expert_change"].mean())] if with_expert else []))
+        late = [mean_ci(summary(group["late_acc"]))] if "late_acc" in group else []  # endpoint v2's primary
+        rows.append(row + ([num(group["expert_change"].mean())] if with_expert else []) + late)
     return rows
 
 
@@ -114,7 +188,7 @@ def spike_table(s: Spec) -> pd.DataFrame:
     of the per-rollout mean: before any run collapsed, when a dead policy's zero gradients would drag it to 0), the
     run's largest (max of the per-rollout max) and the rollout it came in; with the cell's grid point and summary."""
     rows = []
-    merged = finished(s, "confirm")
+    merged = declared(s, "confirm")
     if merged.empty:
         return pd.DataFrame()
     merged = merged.set_index("key")
@@ -140,6 +214,7 @@ def spike_table(s: Spec) -> pd.DataFrame:
                 "eval_start": m["eval_start"],
                 "eval_final": m["eval_final"],
                 "key": cell.key,
+                **{c: m[c] for c in V2_COLUMNS + ("collapsed_v1", "endpoint") if c in m.index},
             }
         )
     return pd.DataFrame(rows)
@@ -156,17 +231,18 @@ _ORDER = {
 }
 
 
-def mechanism_table() -> pd.DataFrame:
-    """Per run: finding 2's no-clip GRPO and GSPO arms, GRPO at grad clip 1.0 (stored, f2_collapse_*) and the
-    interventions of f2_mechanism and f2_clip_dose, on both models, seeds 10-14, with typical and largest norms."""
+def mechanism_table(names: dict[str, str] = F2) -> pd.DataFrame:
+    """Per run of one measurement (``names``: :data:`F2` or :data:`FIRST`): finding 2's no-clip GRPO and GSPO arms,
+    GRPO at grad clip 1.0 and the interventions (dual-clip, caps of 10 and 30), on both models, seeds 10-14, with
+    typical and largest norms and the declared collapse flag."""
     parts = []
-    for ckpt, name in (("moe-sort", "f2_collapse_moe"), ("dense-sort", "f2_collapse_dense")):
+    for ckpt, name in (("moe-sort", names["moe"]), ("dense-sort", names["dense"])):
         t = spike_table(spec(name))
         if "routing_replay" in t:
             t = t[~t["routing_replay"].astype(bool)]
         t = t[(t.objective == "grpo") | (t["grad_clip"].map(clip_label) == "off")]
         parts.append(t.assign(model=MODELS[ckpt], checkpoint=ckpt, source=name))
-    for name in ("f2_mechanism", "f2_clip_dose"):
+    for name in (names["mechanism"], names["dose"]):
         s = spec(name)
         t = with_base(s, spike_table(s), ("objective", "grad_clip"))
         parts.append(t.assign(model=t["checkpoint"].map(MODELS), source=name))
@@ -182,3 +258,35 @@ def with_labels(t: pd.DataFrame) -> pd.DataFrame:
         model_order=t["model"].map({m: i for i, m in enumerate(MODELS.values())}),
     )
     return t.sort_values(["model_order", "order", "seed"]).reset_index(drop=True)
+
+
+def dose_table() -> pd.DataFrame:
+    """Notebook 04's dose curve: per model, objective and grad-norm cap (no cap, 30, 10, 1; GSPO at no cap and 1),
+    late held-out accuracy over the re-measured seeds: mean and 95 % interval, with the collapsed count."""
+    rows = []
+    runs = mechanism_table()
+    for role in ("moe", "dense"):  # GSPO at clip 1 is not in the mechanism table
+        t = declared(spec(F2[role]))
+        t = t[(t.objective == "gspo") & (t["grad_clip"].map(clip_label) == "1")]
+        gspo = t.assign(model=MODELS[spec(F2[role]).base["checkpoint"]], clip="1", source=F2[role])
+        runs = pd.concat([runs, gspo], ignore_index=True)
+    for (model, objective, clip), g in runs.groupby(["model", "objective", "clip"]):
+        stored = g["late_acc"] if "late_acc" in g else pd.Series(math.nan, index=g.index)
+        late = [
+            v if v == v else run_endpoints(src, k)["late_acc"]
+            for v, src, k in zip(stored, g["source"], g["key"], strict=True)
+        ]
+        r = summary(late)
+        rows.append(
+            {
+                "model": model,
+                "objective": objective,
+                "clip": clip,
+                "seeds": len(g),
+                "late_acc": r["mean"],
+                "lo": r["ci_low"],
+                "hi": r["ci_high"],
+                "collapsed": int(g["collapsed"].sum()),
+            }
+        )
+    return pd.DataFrame(rows)
