@@ -27,7 +27,10 @@ SKILL = register(
         "9",
         {"warns": "warns ahead", "inverse": "fires more in stable runs", "chance": "no better than chance shown"},
         {"LEVEL": 0.95, "LEAD": LEAD},
-        declared="gspo_lab/findings/f9_precursors.py, before the held-out scores were read",
+        declared=(
+            "gspo_lab/findings/f9_precursors.py, while the held-out runs ran, before their scores were read (one"
+            " partial score, 60 runs, printed once before its commit)"
+        ),
         marker="alarm rule *warns ahead* on the held-out runs",
         specs=(
             "f2r_collapse_moe",
