@@ -24,10 +24,17 @@ from gspo_lab.config import TrainConfig
 from gspo_lab.policy import rollout_logprobs
 from gspo_lab.ratios import seq_log_ratio, seq_log_ratio_sum, tok_log_ratio
 from gspo_lab.reductions import seq_lengths
-from gspo_lab.routing import expert_change_frac, expert_change_frac_per_layer, record_routing
+from gspo_lab.routing import (
+    expert_change_frac,
+    expert_change_frac_per_layer,
+    experts_used,
+    record_routing,
+    replay_routing,
+)
 from gspo_lab.step import collect, init_state, update
 
 __all__ = [
+    "routing_change",
     "Probe",
     "OffPolicyTrace",
     "offpolicy_trace",
@@ -236,3 +243,37 @@ def variance_growth(probe: Probe, k: int, n_from: int = 4) -> dict[str, float]:
         "sum_growth": last["var_sum_per_token_var"] / first["var_sum_per_token_var"],
         "mean_growth": last["var_mean_per_token_var"] / first["var_mean_per_token_var"],
     }
+
+
+def routing_change(cfg: TrainConfig, updates: int = 1) -> pd.DataFrame:
+    """GSPO §5.3 made visible: per MoE layer, the share of a rollout batch's valid (token, layer) top-k sets whose
+    experts differ from π_old's after ``updates`` updates of ``cfg.objective`` (minibatches in turn).
+
+    ``natural``: the experts π_θ's own forward uses (what GRPO's token ratios compare against π_old's);
+    ``replayed``: the experts the forward under Routing Replay actually received (measured at the experts, not
+    the router: :func:`gspo_lab.routing.experts_used`) — 0 when the replay reuses π_old's record. One row per
+    layer, in model order, and a last row ``all`` over every layer.
+    """
+    if updates < 1:
+        raise ValueError(f"updates must be >= 1, got {updates}")
+    torch.set_num_threads(cfg.threads)
+    state = init_state(cfg)
+    if not state.is_moe:
+        raise ValueError(f"routing_change needs an MoE checkpoint, {cfg.checkpoint!r} is dense")
+    batch = collect(state)
+    r = batch.data
+    mask = torch.cat([r.prompt_mask, r.response_mask], 1)
+    _, old = _score(state.model, r, True)
+    for k in range(updates):
+        update(state, batch, k % cfg.minibatches)
+    _, natural = _score(state.model, r, True)
+    with torch.no_grad(), replay_routing(state.model, old), experts_used(state.model) as used:
+        rollout_logprobs(state.model, r)
+    layers = [expert_change_frac_per_layer(old, x, mask).tolist() for x in (natural, used.indices)]
+    table = pd.DataFrame({"layer": list(range(len(layers[0]))), "natural": layers[0], "replayed": layers[1]})
+    total = {
+        "layer": "all",
+        "natural": expert_change_frac(old, natural, mask),
+        "replayed": expert_change_frac(old, used.indices, mask),
+    }
+    return pd.concat([table, pd.DataFrame([total])], ignore_index=True)

@@ -22,7 +22,7 @@ from gspo_lab.objectives import OBJECTIVES
 from gspo_lab.reductions import masked_mean
 from gspo_lab.step import init_state, train_step
 
-__all__ = ["ClipRun", "clip_runs", "clip_summary", "clip_whatif"]
+__all__ = ["ClipRun", "clip_runs", "clip_summary", "clip_whatif", "clip_curve"]
 
 
 @dataclass
@@ -86,4 +86,28 @@ def clip_whatif(run: ClipRun, objective: str, eps_low: float, eps_high: float) -
         row = {"update": rec["update"], "rollout": rec["rollout"], "update_in_rollout": rec["update"] % per_rollout}
         row.update({k: v for k, v in stats.items() if k.startswith("clip/")})
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def clip_curve(
+    run: ClipRun, objective: str, eps_low: float, eps_high: float, *, span: float = 10.0, points: int = 13
+) -> pd.DataFrame:
+    """The what-if clipped fractions (mean over the off-policy updates k ≥ 1) of ``objective`` as its band scales
+    around (ε_low, ε_high) by a factor from 1/``span`` to ``span`` (``points`` log-spaced scales, 1 among them);
+    columns scale, eps_low, eps_high, clip/token_frac, clip/seq_frac."""
+    import numpy as np
+
+    rows = []
+    for scale in np.logspace(-np.log10(span), np.log10(span), points):
+        table = clip_whatif(run, objective, eps_low * scale, eps_high * scale)
+        off = table[table["update_in_rollout"] > 0]
+        rows.append(
+            {
+                "scale": float(scale),
+                "eps_low": eps_low * scale,
+                "eps_high": eps_high * scale,
+                "clip/token_frac": off["clip/token_frac"].mean(),
+                "clip/seq_frac": off["clip/seq_frac"].mean(),
+            }
+        )
     return pd.DataFrame(rows)

@@ -6,6 +6,8 @@ produced. Callers display the Figure (notebooks) or save it (the report).
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
@@ -24,6 +26,10 @@ __all__ = [
     "plot_objective_table",
     "plot_seed_curves",
     "plot_mismatch",
+    "plot_live",
+    "plot_stability",
+    "plot_dose",
+    "LIVE_PANELS",
 ]
 
 #: one colour per objective, in every notebook
@@ -170,18 +176,33 @@ def plot_clip_runs(histories: dict, title: str = "") -> Figure:
     return fig
 
 
-def plot_clip_whatif(table: pd.DataFrame, objective: str, eps_low: float, eps_high: float) -> Figure:
-    """What-if clip fractions per update (tokens and sequences) for one objective at (ε_low, ε_high)."""
-    fig, axes = _fig(1, width=6, height=3.2)
-    ax = axes[0]
+def plot_clip_whatif(
+    table: pd.DataFrame, objective: str, eps_low: float, eps_high: float, curve: pd.DataFrame | None = None
+) -> Figure:
+    """What-if clip fractions for one objective at (ε_low, ε_high): per update of the stored run (tokens and
+    sequences), and — with ``curve`` (:func:`gspo_lab.clipping.clip_curve`) — as a curve over ε with the current
+    ε marked."""
+    fig, axes = _fig(2 if curve is not None else 1, width=5.2, height=3.2)
     c = color(objective)
+    ax = axes[0]
     ax.plot(table["update"], table["clip/token_frac"], "o-", color=c, label="tokens")
     ax.plot(table["update"], table["clip/seq_frac"], "s--", color=c, alpha=0.6, label="sequences")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("optimizer step of the stored run")
-    ax.set_ylabel("clip fraction (what-if)")
-    ax.set_title(f"{label(objective)} at ε_low={eps_low:.2g}, ε_high={eps_high:.2g}", fontsize=10, color=c)
+    ax.set(ylim=(-0.02, 1.02), xlabel="optimizer step of the stored run", ylabel="clip fraction (what-if)")
+    ax.set_title(f"{label(objective)} at ε_low={eps_low:.3g}, ε_high={eps_high:.3g}", fontsize=10, color=c)
     ax.legend(fontsize=8)
+    if curve is not None:
+        ax = axes[1]
+        ax.plot(curve["eps_low"], curve["clip/token_frac"], "o-", color=c, ms=3, label="tokens")
+        ax.plot(curve["eps_low"], curve["clip/seq_frac"], "s--", color=c, ms=3, alpha=0.6, label="sequences")
+        ax.axvline(eps_low, color="grey", ls=":", label=f"this ε_low ({eps_low:.3g})")
+        ax.set(
+            xscale="log",
+            ylim=(-0.02, 1.02),
+            xlabel="ε_low (ε_high scaled with it)",
+            ylabel="clip fraction, updates k ≥ 1",
+        )
+        ax.set_title("the band scaled ×0.1 … ×10", fontsize=10)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -214,7 +235,7 @@ def plot_seed_curves(data: pd.DataFrame, ylabel: str, title: str = "", log: bool
         ax.set_yscale("log")
     ax.set_xlabel("rollout batch")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(textwrap.fill(title, 60), fontsize=9)  # an arm's label names every grid field: wrap it
     ax.legend(frameon=False)
     return fig
 
@@ -238,5 +259,92 @@ def plot_mismatch(samples: dict[str, dict[str, np.ndarray]], bands: dict[str, fl
         ax.set(xscale="log", yscale="log", xlabel=f"{what} (an exact 0 drawn at 1e-12)", ylabel="share above")
         ax.legend(frameon=False, fontsize=7)
     fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+#: notebook 04's live panels: (title, per-rollout column or "eval", y scale)
+LIVE_PANELS = (
+    ("held-out accuracy (sampled)", "eval", "linear"),
+    ("training reward", "reward/mean:mean", "linear"),
+    ("clipped tokens", "clip/token_frac:mean", "log"),
+    ("largest gradient norm (pre-clip)", "grad/norm:max", "log"),
+    ("truncated responses (no <eos>)", "response/truncated_frac:mean", "linear"),
+    ("expert change per update", "moe/expert_change:mean", "linear"),
+)
+
+
+def plot_live(runs: dict, title: str = "") -> Figure:
+    """Notebook 04's live view: per run (``{name: LiveRun}``, :mod:`gspo_lab.live`) the panels of :data:`LIVE_PANELS`
+    against the rollout, one colour per objective (a dashed line for Routing Replay)."""
+    fig = Figure(figsize=(13, 6.2))
+    axes = fig.subplots(2, 3).ravel()
+    for ax, (name, column, scale) in zip(axes, LIVE_PANELS, strict=True):
+        for run_name, run in runs.items():
+            style = {"color": color(run.cfg.objective), "ls": "--" if run.cfg.routing_replay else "-"}
+            if column == "eval":
+                if len(run.evals):
+                    ax.plot(
+                        run.evals["rollout"], run.evals["eval/accuracy_sampled"], marker="o", label=run_name, **style
+                    )
+            elif column in run.per_rollout:
+                y = run.per_rollout[column].clip(lower=1e-6) if scale == "log" else run.per_rollout[column]
+                ax.plot(run.per_rollout["rollout"], y, label=run_name, **style)
+        ax.set(title=name, xlabel="rollout batch", yscale=scale)
+    axes[0].legend(frameon=False, fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_stability(table: pd.DataFrame) -> Figure:
+    """Heat maps over (lr, M): per grad-clip level (columns) and objective, the collapsed fraction and the late
+    held-out accuracy (rows). ``table``: one row per (clip, lr, minibatches, objective) with n, k, late_acc,
+    search_only (:func:`gspo_lab.findings.f2_search.stability_table`); a cell reads "k/n" (an "s" marks search seeds
+    only) and its accuracy."""
+    clips = sorted(set(table["clip"]), key=lambda c: c != "off")
+    objectives = sorted(set(table["objective"]))
+    lrs, ms = sorted(set(table["lr"])), sorted(set(table["minibatches"]))
+    fig = Figure(figsize=(3.3 * len(clips) * len(objectives), 6.0))
+    axes = fig.subplots(2, len(clips) * len(objectives), squeeze=False)
+    for j, (clip, objective) in enumerate((c, o) for c in clips for o in objectives):
+        part = table[(table["clip"] == clip) & (table["objective"] == objective)]
+        for i, (value, cmap, vmax) in enumerate((("rate", "Reds", 1.0), ("late_acc", "Blues", 0.7))):
+            grid = np.full((len(ms), len(lrs)), np.nan)
+            ax = axes[i][j]
+            for row in part.itertuples():
+                y, x = ms.index(row.minibatches), lrs.index(row.lr)
+                grid[y, x] = row.k / row.n if value == "rate" else row.late_acc
+                text = f"{row.k}/{row.n}{' s' if row.search_only else ''}" if value == "rate" else f"{row.late_acc:.2f}"
+                dark = grid[y, x] > 0.6 * vmax
+                ax.text(x, y, text, ha="center", va="center", fontsize=7, color="white" if dark else "black")
+            ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=vmax, origin="lower", aspect="auto")
+            ax.set_xticks(range(len(lrs)), [f"{lr:.2g}" for lr in lrs], fontsize=7)
+            ax.set_yticks(range(len(ms)), [str(m) for m in ms], fontsize=7)
+            what = "collapsed runs" if value == "rate" else "late held-out accuracy"
+            ax.set_title(f"{label(objective)}, grad clip {clip}: {what}", fontsize=8)
+        axes[1][j].set_xlabel("learning rate")
+    axes[0][0].set_ylabel("minibatches M")
+    axes[1][0].set_ylabel("minibatches M")
+    fig.tight_layout()
+    return fig
+
+
+def plot_dose(table: pd.DataFrame) -> Figure:
+    """Late held-out accuracy against the grad-norm cap (none, 30, 10, 1), one panel per model, one line per
+    objective, 95 % intervals as bars (``table``: :func:`gspo_lab.findings.tables.dose_table`)."""
+    caps = ["off", "30", "10", "1"]
+    models = list(dict.fromkeys(table["model"]))
+    fig, axes = _fig(ncols=len(models), width=4.4)
+    for ax, model in zip(axes, models, strict=True):
+        for objective, g in table[table["model"] == model].groupby("objective"):
+            g = g.assign(x=g["clip"].map(caps.index)).sort_values("x")
+            err = [g["late_acc"] - g["lo"], g["hi"] - g["late_acc"]]
+            ax.errorbar(
+                g["x"], g["late_acc"], yerr=err, fmt="o-", capsize=3, color=color(objective), label=label(objective)
+            )
+        ax.set_xticks(range(len(caps)), ["no cap", "30", "10", "1"])
+        ax.set(title=model, xlabel="grad-norm cap", ylabel="late held-out accuracy", ylim=(0, None))
+        ax.legend(frameon=False, fontsize=8)
     fig.tight_layout()
     return fig

@@ -53,6 +53,7 @@ __all__ = [
     "enable_routing_control",
     "record_routing",
     "replay_routing",
+    "experts_used",
     "expert_change_frac",
     "expert_change_frac_per_layer",
     "expert_swap_frac",
@@ -223,6 +224,32 @@ def replay_routing(model: nn.Module, indices: Tensor) -> Iterator[RoutingRecord]
         _finish(record, control.recorded)
     finally:
         control.mode, control.replay_indices, control.batch_shape, control.recorded = "off", None, None, []
+
+
+@contextmanager
+def experts_used(model: nn.Module) -> Iterator[RoutingRecord]:
+    """The expert ids each MoE block's experts *received* in the last forward pass of the context (B, L, T, k): the
+    routing that computed the output, whatever the router proposed — under :func:`replay_routing`, the replayed
+    ids. A measurement from outside the router hooks (a pre-hook on every ``block.experts``), so it also checks that
+    a replay reached the experts. Works inside or outside record / replay."""
+    blocks = _moe_blocks(model)
+    if not blocks:
+        raise ValueError("experts_used needs an MoE model (Qwen3-MoE blocks); this one has none")
+    layers: list[Tensor | None] = [None] * len(blocks)
+    shapes: list[tuple[int, int] | None] = [None] * len(blocks)
+    handles = []
+    for i, block in enumerate(blocks):
+        handles.append(block.register_forward_pre_hook(lambda _m, args, i=i: shapes.__setitem__(i, args[0].shape[:2])))
+        handles.append(block.experts.register_forward_pre_hook(lambda _m, args, i=i: layers.__setitem__(i, args[1])))
+    record = RoutingRecord()
+    try:
+        yield record
+        if all(x is not None for x in layers):
+            layers = [x.detach().reshape(*shape, -1).long() for x, shape in zip(layers, shapes, strict=True)]
+        _finish(record, layers)
+    finally:
+        for h in handles:
+            h.remove()
 
 
 def _finish(record: RoutingRecord, layers: list[Tensor | None]) -> None:

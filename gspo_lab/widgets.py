@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 from IPython.display import display
 
 from gspo_lab.analysis import OffPolicyTrace, prefix_ratio_variance, ratio_samples
-from gspo_lab.clipping import ClipRun, clip_runs, clip_whatif
+from gspo_lab.clipping import ClipRun, clip_curve, clip_runs, clip_whatif
 from gspo_lab.gradients import token_grad_weights, weight_profile
 from gspo_lab.objectives import OBJECTIVES
 from gspo_lab.plots import plot_clip_whatif, plot_grad_weights, plot_ratio_distributions, plot_variance_vs_length
@@ -31,6 +31,11 @@ __all__ = [
     "ClipPanel",
     "precision_view",
     "PrecisionPanel",
+    "live_view",
+    "LivePanel",
+    "arm_view",
+    "ArmPanel",
+    "ARM_METRICS",
     "EPS_RANGES",
 ]
 
@@ -82,7 +87,7 @@ def grad_view(trace: OffPolicyTrace, length: int, k: int):
 def clip_view(run: ClipRun, objective: str, eps_low: float, eps_high: float):
     """(Figure, readout): what-if clip fractions of ``objective`` at (ε_low, ε_high) on the run's stored ratios."""
     table = clip_whatif(run, objective, eps_low, eps_high)
-    fig = plot_clip_whatif(table, objective, eps_low, eps_high)
+    fig = plot_clip_whatif(table, objective, eps_low, eps_high, clip_curve(run, objective, eps_low, eps_high))
     off = table[table["update_in_rollout"] > 0]
     text = (
         f"{objective} ε=({eps_low:.3g}, {eps_high:.3g}): clipped tokens {off['clip/token_frac'].mean():.4f}, "
@@ -98,7 +103,14 @@ def _eps_slider(default: float, exponent_range: tuple[float, float], description
     centre = math.log10(default)
     below, above = math.floor((centre - lo) / step + 1e-9), math.floor((hi - centre) / step + 1e-9)
     return W.FloatLogSlider(
-        value=default, base=10, min=centre - below * step, max=centre + above * step, step=step, description=description
+        value=default,
+        base=10,
+        min=centre - below * step,
+        max=centre + above * step,
+        step=step,
+        description=description,
+        readout_format=".3g",
+        layout=W.Layout(width="460px"),
     )
 
 
@@ -110,6 +122,15 @@ class _Panel:
         self.out.add_class(f"gspo-{name}-plot")
         self.readout = W.HTML()
         self.readout.add_class(f"gspo-{name}-readout")
+
+    @staticmethod
+    def moved(change) -> bool:
+        """Whether a slider change is a move: the browser echoes a float back at render with a last-digit
+        rounding difference (Math.pow vs Python's 10**x), which must not redraw the panel."""
+        old, new = change.get("old"), change.get("new")
+        if isinstance(old, float) and isinstance(new, float):
+            return not math.isclose(old, new, rel_tol=1e-9, abs_tol=0.0)
+        return old != new
 
     def show(self, view, *args) -> str:
         _check_fault()
@@ -134,7 +155,7 @@ class TracePanel(_Panel):
         self.length.add_class(f"gspo-{name}-length")
         self.k.add_class(f"gspo-{name}-k")
         for w in (self.length, self.k):
-            w.observe(lambda _change: self.redraw(), names="value")
+            w.observe(lambda change: self.moved(change) and self.redraw(), names="value")
         self.widget = W.VBox([W.HBox([self.length, self.k]), self.out, self.readout])
         self.redraw()
 
@@ -157,7 +178,7 @@ class ClipPanel(_Panel):
         self.eps_low.add_class(f"gspo-clip-{objective}-eps-low")
         self.eps_high.add_class(f"gspo-clip-{objective}-eps-high")
         for w in (self.eps_low, self.eps_high):
-            w.observe(lambda _change: self.redraw(), names="value")
+            w.observe(lambda change: self.moved(change) and self.redraw(), names="value")
         self.button = W.Button(description=f"live run at these ε ({objective})", layout=W.Layout(width="280px"))
         self.button.add_class(f"gspo-clip-{objective}-run")
         self.button.on_click(lambda _b: self.live_run())
@@ -232,9 +253,123 @@ class PrecisionPanel(_Panel):
         self.precision.add_class("gspo-precision-sampler")
         self.temperature.add_class("gspo-precision-temperature")
         for w in (self.precision, self.temperature):
-            w.observe(lambda _change: self.redraw(), names="value")
+            w.observe(lambda change: self.moved(change) and self.redraw(), names="value")
         self.widget = W.VBox([W.HBox([self.precision, self.temperature]), self.out, self.readout])
         self.redraw()
 
     def redraw(self) -> str:
         return self.show(precision_view, self.cfg, self.precision.value, self.temperature.value, self.cache)
+
+
+def live_view(runs: dict):
+    """(Figure, readout): notebook 04's live runs (``{name: LiveRun}``) drawn, and per run its progress."""
+    from gspo_lab.plots import plot_live
+
+    fig = plot_live(runs)
+    parts = []
+    for name, run in runs.items():
+        acc = run.evals["eval/accuracy_sampled"] if len(run.evals) else []
+        norm = run.per_rollout["grad/norm:max"].max() if "grad/norm:max" in run.per_rollout else math.nan
+        parts.append(
+            f"{name}: {len(run.per_rollout)} rollouts, held-out acc. "
+            + (f"{acc.iloc[0]:.2f} → {acc.iloc[-1]:.2f} (lowest {acc.min():.2f})" if len(acc) else "—")
+            + f", largest grad norm {norm:.3g}"
+        )
+    return fig, "; ".join(parts)
+
+
+class LivePanel(_Panel):
+    """Notebook 04's live collapse run: grad-norm clipping and Routing Replay toggles, a button that trains (or
+    resumes) GRPO and GSPO from ``cfgs`` with the toggles applied, the plot redrawn after every few RL steps;
+    ``initial`` (the runs :func:`gspo_lab.live.live_runs` returned for ``cfgs``) is drawn before any click."""
+
+    def __init__(self, cfgs: dict, root, *, every: int = 2, initial: dict | None = None):
+        super().__init__("live")
+        self.cfgs, self.root, self.every, self.runs = cfgs, root, every, dict(initial or {})
+        self.clip = W.Checkbox(value=False, description="grad-norm clip 1.0")
+        self.replay = W.Checkbox(value=False, description="Routing Replay (GRPO)")
+        self.button = W.Button(description="run / resume", layout=W.Layout(width="200px"))
+        for w, name in ((self.clip, "clip"), (self.replay, "replay"), (self.button, "run")):
+            w.add_class(f"gspo-live-{name}")
+        self.button.on_click(lambda _b: self.run())
+        self.progress = W.Output()
+        self.widget = W.VBox([W.HBox([self.clip, self.replay, self.button]), self.progress, self.out, self.readout])
+        if self.runs:
+            self.show(live_view, self.runs)
+
+    def configs(self) -> dict:
+        from dataclasses import replace
+
+        out = {}
+        for name, cfg in self.cfgs.items():
+            replay = self.replay.value and cfg.objective.startswith("grpo") and cfg.checkpoint != "dense-sort"
+            out[name + (" + R2" if replay else "")] = replace(
+                cfg, grad_clip=1.0 if self.clip.value else None, routing_replay=replay
+            )
+        return out
+
+    def run(self) -> dict:
+        from gspo_lab.live import live_runs
+
+        _check_fault()
+        self.runs = {}
+
+        def redraw(name, run):
+            self.runs[name] = run
+            if len(run.per_rollout) % self.every == 0:
+                self.show(live_view, dict(self.runs))
+
+        with self.progress:
+            self.progress.clear_output()
+            self.runs = live_runs(self.configs(), self.root, on_step=redraw)
+        self.show(live_view, self.runs)
+        return self.runs
+
+
+#: the stored per-rollout metrics the arm selector offers (eval/…: the held-out evaluations)
+ARM_METRICS = (
+    "eval/accuracy_sampled",
+    "reward/mean:mean",
+    "clip/token_frac:mean",
+    "grad/norm:max",
+    "response/truncated_frac:mean",
+    "adv/zero_std_frac:mean",
+    "moe/expert_change:mean",
+)
+
+
+def arm_view(arm: dict, metric: str):
+    """(Figure, readout): every stored seed of one arm (:func:`gspo_lab.experiments.read.stored_arms`) for one
+    metric, a thin line per seed and the mean bold."""
+    from gspo_lab.experiments.read import stored_curves
+    from gspo_lab.experiments.spec import spec_named
+    from gspo_lab.plots import plot_seed_curves
+
+    data = stored_curves(arm["spec"], metric, **arm["where"])
+    if "objective" not in data:
+        data = data.assign(objective=spec_named(arm["spec"]).base["objective"])
+    fig = plot_seed_curves(data, ylabel=metric, title=arm["label"], log=metric in ("grad/norm:max",))
+    last = data[data["rollout"] == data["rollout"].max()]["value"]
+    text = (
+        f"{arm['label']} — {metric}: last value over seeds {last.min():.3g}–{last.max():.3g} (mean {last.mean():.3g})"
+    )
+    return fig, text
+
+
+class ArmPanel(_Panel):
+    """Notebook 04's selector: any stored arm and metric, all its seeds (the twin is :func:`arm_view`)."""
+
+    def __init__(self, arms: list[dict], metric: str = "eval/accuracy_sampled"):
+        super().__init__("arm")
+        self.arms = {a["label"]: a for a in arms}
+        self.arm = W.Dropdown(options=list(self.arms), description="arm", layout=W.Layout(width="900px"))
+        self.metric = W.Dropdown(options=list(ARM_METRICS), value=metric, description="metric")
+        self.arm.add_class("gspo-arm-arm")
+        self.metric.add_class("gspo-arm-metric")
+        for w in (self.arm, self.metric):
+            w.observe(lambda change: self.moved(change) and self.redraw(), names="value")
+        self.widget = W.VBox([self.arm, self.metric, self.out, self.readout])
+        self.redraw()
+
+    def redraw(self) -> str:
+        return self.show(arm_view, self.arms[self.arm.value], self.metric.value)

@@ -91,7 +91,7 @@ off_policy[keys]
 # %% [markdown]
 # ## Record results
 
-# %%
+# %% jupyter={"source_hidden": true}
 clip_tok = off_policy["clip/token_frac"]
 claims = [
     claim("on_policy_gradients_equal", "max |∇ GRPO, GSPO, GSPO-token pairwise difference| / max |∇| at θ_0",

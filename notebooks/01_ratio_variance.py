@@ -126,7 +126,7 @@ bound
 # %% [markdown]
 # ## Record results
 
-# %%
+# %% jupyter={"source_hidden": true}
 claims = [
     claim("sum_grows", f"Var[Σ log w] per token variance grows from n=4 to n={growth['n_to']} (×)",
           growth["sum_growth"], ">=", 3.0),

@@ -115,7 +115,7 @@ identity
 # %% [markdown]
 # ## Record results
 
-# %%
+# %% jupyter={"source_hidden": true}
 stale = variance.loc[updates]
 grpo_spread = profiles["grpo"]["within_response_std"].mean()
 claims = [

@@ -130,7 +130,7 @@ print("over all 10 seeds (f5.claim):", confirm["pooled"])
 # %% [markdown]
 # ## Record results
 
-# %%
+# %% jupyter={"source_hidden": true}
 head = checkpoints[0]
 bf16, fp32 = mismatch_stats(mismatch[(head, "bf16")]), mismatch_stats(mismatch[(head, "fp32")])
 clip = first_update_clip(mismatch[(head, "bf16")])

@@ -98,6 +98,7 @@ PANELS = {
     "01_ratio_variance": ("ratio",),
     "02_gradients": ("grad",),
     "03_clipping": ("clip-gspo", "clip-grpo"),
+    "04_collapse": ("live", "arm"),
     "05_precision": ("precision",),
 }
 """The widget panels (``gspo-<panel>-…`` classes of gspo_lab.widgets) each notebook displays."""
@@ -351,14 +352,21 @@ def open_notebook(context, lab: Lab, notebook: str):
     return page
 
 
-RUN_FINISHED_JS = """([stderr]) => {
-    const bar = document.querySelector('#jp-main-statusbar')?.innerText ?? '';
-    const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]
-        .map(e => e.textContent.trim());
-    if (!/\\| Idle\\b/.test(bar) || prompts.length === 0 || prompts.some(p => p.includes('*'))) return false;
-    const failed = [...document.querySelectorAll(stderr)].some(e => e.textContent.includes('Traceback'));
-    return failed || prompts.every(p => /^\\[\\d+\\]:$/.test(p));
+# a code cell ran when its prompt reads [n]:; a cell whose source is hidden (the "Record results" cell,
+# jupyter.source_hidden) shows a placeholder instead of its prompt: it ran when it holds an output
+CELL_RAN_JS = """cell => {
+    const prompt = cell.querySelector('.jp-InputPrompt')?.textContent.trim() ?? '';
+    if (/^\\[\\d+\\]:$/.test(prompt)) return true;
+    return !!cell.querySelector('.jp-InputPlaceholder') && !!cell.querySelector('.jp-OutputArea-output');
 }"""
+RUN_FINISHED_JS = f"""([stderr]) => {{
+    const bar = document.querySelector('#jp-main-statusbar')?.innerText ?? '';
+    const cells = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')];
+    const prompts = cells.map(c => c.querySelector('.jp-InputPrompt')?.textContent.trim() ?? '');
+    if (!/\\| Idle\\b/.test(bar) || cells.length === 0 || prompts.some(p => p.includes('*'))) return false;
+    const failed = [...document.querySelectorAll(stderr)].some(e => e.textContent.includes('Traceback'));
+    return failed || cells.every({CELL_RAN_JS});
+}}"""
 
 
 def run_all(page) -> float:
@@ -400,7 +408,7 @@ PROBLEMS_JS = """([stderr, widgetView]) => {
         if (/\\b\\w*Error\\b/.test(e.textContent)) problems.push('error text: ' + e.textContent.slice(-600));
     document.querySelectorAll('.jp-Notebook .jp-CodeCell').forEach((cell, i) => {
         const prompt = cell.querySelector('.jp-InputPrompt')?.textContent.trim() ?? '';
-        if (!/^\\[\\d+\\]:$/.test(prompt)) problems.push(`code cell ${i} not executed (prompt ${prompt})`);
+        if (!(CELL_RAN)(cell)) problems.push(`code cell ${i} not executed (prompt ${prompt})`);
     });
     for (const e of document.querySelectorAll(widgetView))
         if (!e.querySelector('.jupyter-widgets') || /Error displaying widget|Loading widget/.test(e.textContent))
@@ -411,7 +419,7 @@ PROBLEMS_JS = """([stderr, widgetView]) => {
 
 def notebook_problems(page, notebook: str) -> list[str]:
     """Error outputs, cells without an execution count, unrendered widgets, missing or empty panels."""
-    problems = page.evaluate(PROBLEMS_JS, [STDERR, WIDGET_VIEW])
+    problems = page.evaluate(PROBLEMS_JS.replace("(CELL_RAN)", f"({CELL_RAN_JS})"), [STDERR, WIDGET_VIEW])
     if log_entries(page):
         problems.append(f"Log Console entries: {log_console_text(page)}")
     for panel in PANELS[notebook]:
@@ -481,13 +489,13 @@ READOUT_OR_LOG_JS = f"""([sel, text, baseline]) => {{
 }}"""
 
 
-def wait_readout(page, panel: str, expected: str, log_baseline: int) -> None:
+def wait_readout(page, panel: str, expected: str, log_baseline: int, timeout_s: float = READOUT_S) -> None:
     """Wait until the panel's readout reads ``expected`` and the kernel is idle, then check it still does; fail at
     once when the Log Console gains an entry (a callback raised)."""
     selector = f".gspo-{panel}-readout .widget-html-content"
     try:
         outcome = page.wait_for_function(
-            READOUT_OR_LOG_JS, arg=[selector, expected, log_baseline], timeout=READOUT_S * 1000, polling=100
+            READOUT_OR_LOG_JS, arg=[selector, expected, log_baseline], timeout=timeout_s * 1000, polling=100
         ).json_value()
     except Exception as exc:
         raise AssertionError(f"readout of {panel} is {readout_text(page, panel)!r}, expected {expected!r}") from exc
@@ -562,6 +570,34 @@ class Twins:
             seed=p["seed"],
             temperature=p["temperature"],
         )
+
+    def arms(self):
+        from gspo_lab.experiments.read import stored_arms
+        from gspo_lab.findings.tables import F2
+
+        return stored_arms([F2["moe"], F2["dense"], F2["mechanism"], F2["dose"], F2["candidate"]])
+
+    def live_cfgs(self, clip: bool):
+        from gspo_lab.config import TrainConfig
+
+        p = notebook_parameters("04_collapse")
+        return {
+            name: TrainConfig(
+                checkpoint=p["checkpoint"],
+                length=p["length"],
+                prompts_per_rollout=p["prompts"],
+                group_size=p["group_size"],
+                minibatches=16,
+                lr=5e-5,
+                grad_clip=1.0 if clip else None,
+                objective=name.lower(),
+                seed=p["seed"],
+                rollouts=p["live_rollouts"],
+                eval_every=p["live_eval_every"],
+                eval_prompts=p["live_eval_prompts"],
+            )
+            for name in ("GRPO", "GSPO")
+        }
 
     def readout(self, panel: str, inputs: tuple) -> str:
         from gspo_lab.widgets import clip_view, precision_view, ratio_view
@@ -764,3 +800,40 @@ def test_fault_in_a_slider_callback_makes_the_slider_check_fail(pages, lab, twin
             press(page, f"gspo-{panel}-{control}", "ArrowRight", 1)  # back: the callback redraws what it showed
     assert panel_inputs(page, panel) == inputs
     wait_readout(page, panel, text, log_entries(page))
+
+
+def test_04_arm_selector_redraws_the_plain_function_twin(pages, twins):
+    from gspo_lab.widgets import arm_view
+
+    page = pages("04_collapse")
+    with screenshot_on_failure(page, "04-arm-selector"):
+        arms = twins.arms()
+        assert readout_text(page, "arm") == arm_view(arms[0], "eval/accuracy_sampled")[1]
+        logs, before = log_entries(page), plot_sources(page, "arm")
+        page.locator(".gspo-arm-arm select").select_option(index=1)
+        wait_readout(page, "arm", arm_view(arms[1], "eval/accuracy_sampled")[1], logs)
+        assert plot_sources(page, "arm") != before, "the arm's plot did not change"
+
+
+def test_04_live_control_runs_with_grad_clip_and_shows_its_twin(pages, twins):
+    """Tick grad-norm clipping, press run: the panel trains (or resumes) both objectives with the cap and shows what
+    the plain functions read back from the same saved runs."""
+    from gspo_lab.live import live_runs
+    from gspo_lab.widgets import live_view
+
+    page = pages("04_collapse")
+    with screenshot_on_failure(page, "04-live-run"):
+        logs = log_entries(page)
+        page.locator(".gspo-live-clip input").check()
+        page.locator(".gspo-live-run").click()
+        page.wait_for_function(
+            "sel => (document.querySelector(sel)?.textContent || '').length > 0",
+            arg=".gspo-live-readout .widget-html-content",
+            timeout=RUN_ALL_S * 1000,
+        )
+        page.wait_for_function(
+            "() => /\\| Idle\\b/.test(document.querySelector('#jp-main-statusbar').innerText)", timeout=RUN_ALL_S * 1000
+        )
+        expected = live_view(live_runs(twins.live_cfgs(clip=True), runs_dir() / "04_live", progress=False))[1]
+        wait_readout(page, "live", expected, logs)
+        assert plot_sources(page, "live"), "no image in the live panel"

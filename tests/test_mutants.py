@@ -46,8 +46,9 @@ from gspo_lab.tasks import get_task
 
 import gspo_lab.experiments.stats as stats  # isort: skip
 import gspo_lab.findings.f2_search as f2_search  # isort: skip
-import gspo_lab.findings.f2_sensitivity as f2_sensitivity  # isort: skip
+import gspo_lab.findings.f2_remeasure as f2_remeasure  # isort: skip
 import gspo_lab.findings.f5_precision as f5_precision  # isort: skip
+import gspo_lab.findings.f9_precursors as f9_precursors  # isort: skip
 import gspo_lab.findings.page  # noqa: F401  # isort: skip  (every rule registered)
 import gspo_lab.findings.rules as rules  # isort: skip
 
@@ -169,6 +170,102 @@ def nb03_gspo_clips_10x(patched: bool) -> bool:
 
 def nb03_grpo_rarely_clips(patched: bool) -> bool:
     return _clip_summary(patched).loc["grpo", "clip/token_frac"] <= 0.05
+
+
+ROUTING_CFG = replace(TRACE_CFG, prompts_per_rollout=4, lr=1e-3)
+
+
+@functools.cache
+def _routing_unpatched():
+    from gspo_lab.analysis import routing_change
+
+    return routing_change(ROUTING_CFG, updates=1)
+
+
+def _routing(patched: bool):
+    from gspo_lab.analysis import routing_change
+
+    table = routing_change(ROUTING_CFG, updates=1) if patched else _routing_unpatched()
+    return table[table["layer"] == "all"].iloc[0]
+
+
+def nb04_routing_moves(patched: bool) -> bool:
+    return _routing(patched)["natural"] > 0.0
+
+
+def nb04_replay_exact(patched: bool) -> bool:
+    return _routing(patched)["replayed"] <= 0.0
+
+
+def update_that_never_steps(state, batch, m):
+    """An update that computes nothing and moves no weight."""
+    return {}
+
+
+def replay_another_record(replay):
+    """Routing Replay fed the record of the next response in the batch (a misaligned cache)."""
+    return lambda model, indices: replay(model, indices.roll(1, dims=0))
+
+
+def _precursor_runs() -> list[dict]:
+    """Synthetic per-rollout runs: 4 collapse at rollout 30 with a signal up 10x from rollout 12; 4 stable, two of
+    them with a transient reward dip (rollouts 20-24) and no signal."""
+
+    def run(collapse, spike, dip=False):
+        reward = [0.05 if (collapse and t >= 30) or (dip and 20 <= t < 25) else 0.5 for t in range(40)]
+        return {"reward/mean:mean": reward, "s": [10.0 if spike and t >= 12 else 1.0 for t in range(40)]}
+
+    return [run(True, True) for _ in range(4)] + [run(False, False, dip=i < 2) for i in range(4)]
+
+
+def precursors_rising_signal_warns(patched: bool) -> bool:
+    from gspo_lab.precursors import AlarmRule, score
+
+    row = score(_precursor_runs(), [AlarmRule("s", 3.0)]).iloc[0]
+    return row["warned"] == row["collapsing"] == 4 and row["false_alarms"] == 0 and row["stable"] == 4
+
+
+def onset_without_tail(reward):
+    """A collapse onset at the first rollout below half the start, whether or not the reward comes back."""
+    import numpy as np
+
+    r = np.asarray(reward, dtype=float)
+    below = np.flatnonzero(r[5:] < 0.5 * r[:5].mean())
+    return int(below[0]) + 5 if len(below) else None
+
+
+PRECISION_CFG = replace(TRACE_CFG, prompts_per_rollout=8)
+
+
+def _mismatch(precision: str):
+    from gspo_lab.precision import sampler_mismatch
+
+    return sampler_mismatch(PRECISION_CFG, precision)
+
+
+def nb05_bf16_mismatch_real(patched: bool) -> bool:
+    from gspo_lab.precision import mismatch_stats
+
+    return mismatch_stats(_mismatch("bf16"))["tok_mean"] / mismatch_stats(_mismatch("fp32"))["tok_mean"] >= 100.0
+
+
+def nb05_seq_tail_lighter(patched: bool) -> bool:
+    from gspo_lab.precision import mismatch_stats
+
+    stats = mismatch_stats(_mismatch("bf16"))
+    return stats["seq_p99"] / stats["tok_p99"] < 1.0
+
+
+def nb05_gspo_clips_before_any_update(patched: bool) -> bool:
+    from gspo_lab.precision import first_update_clip
+
+    return first_update_clip(_mismatch("bf16"))["gspo"]["clip/token_frac"] >= 0.05
+
+
+def nb05_grpo_barely_clips_before_any_update(patched: bool) -> bool:
+    from gspo_lab.precision import first_update_clip
+
+    return first_update_clip(_mismatch("bf16"))["grpo"]["clip/token_frac"] <= 0.01
 
 
 # --- the paper's identities (unit tier: a bigram policy, hand-built batch) -------------------------------------
@@ -315,7 +412,7 @@ def bootstrap_without_resampling(values, level=0.95):
 
 def robust_by_rule_name(declared, two):
     """Robustness judged by the verdicts' rule names instead of their outcomes: never flips."""
-    return f2_sensitivity.ROBUST.verdict("same" if declared.rule == two.rule else "flips")
+    return f2_remeasure.ROBUST.verdict("same" if declared.rule == two.rule else "flips")
 
 
 def _rule_check(rule: str, what: str):
@@ -383,6 +480,28 @@ MUTANTS: list[Mutant] = [
     Mutant("03:grpo_rarely_clips", "clipping.clip_runs + clip_summary: GRPO clip/token_frac ≤ 0.05",
            "gspo_lab.objectives.OBJECTIVES['grpo']", _same(with_clip("grpo", GSPO_CLIP)),
            "GRPO run with GSPO's ε = (3e-4, 4e-4)", nb03_grpo_rarely_clips),
+    Mutant("04:routing_moves", "analysis.routing_change: share of top-k sets changed after one update > 0",
+           "gspo_lab.analysis.update", _same(update_that_never_steps), "an update that never steps",
+           nb04_routing_moves),
+    Mutant("04:replay_exact", "analysis.routing_change: share changed under Routing Replay (at the experts) = 0",
+           "gspo_lab.analysis.replay_routing", replay_another_record,
+           "Routing Replay fed another response's record", nb04_replay_exact),
+    Mutant("precursors: a signal rising 18 rollouts ahead warns every collapse, no stable run",
+           "precursors.score on synthetic runs (two stable ones with a transient reward dip)",
+           "gspo_lab.precursors.onset", _same(onset_without_tail),
+           "a collapse onset that ignores whether the reward comes back", precursors_rising_signal_warns),
+    Mutant("05:bf16_mismatch_real", "precision.sampler_mismatch + mismatch_stats: mean |Δ| bf16 ÷ fp32 ≥ 100",
+           "gspo_lab.precision.SAMPLERS['bf16']", _same("sampler"),
+           "the inference engine scored in fp32 (both engines at the same precision)", nb05_bf16_mismatch_real),
+    Mutant("05:seq_tail_lighter", "precision.mismatch_stats: p99 |mean_t Δ| ÷ p99 |Δ| per token < 1 (bf16)",
+           "gspo_lab.precision.masked_mean", _same(masked_sum),
+           "the per-sequence mismatch summed (the true sequence ratio) instead of GSPO's mean", nb05_seq_tail_lighter),
+    Mutant("05:gspo_clips_before_any_update", "precision.first_update_clip: GSPO clip/token_frac at k = 0 ≥ 0.05",
+           "gspo_lab.objectives.OBJECTIVES['gspo']", _same(with_clip("gspo", GRPO_CLIP)),
+           "GSPO run with GRPO's ε = (0.2, 0.27) (the pitfall)", nb05_gspo_clips_before_any_update),
+    Mutant("05:grpo_barely_clips_before_any_update", "precision.first_update_clip: GRPO clip/token_frac, k = 0 ≤ 0.01",
+           "gspo_lab.objectives.OBJECTIVES['grpo']", _same(with_clip("grpo", GSPO_CLIP)),
+           "GRPO run with GSPO's ε = (3e-4, 4e-4)", nb05_grpo_barely_clips_before_any_update),
     Mutant("identity: GSPO-token ≡ GSPO (value, ∇θ), sequence Â", "objectives gspo, gspo_token on a bigram policy",
            "gspo_lab.objectives.gspo_token_log_ratio", _same(gspo_token_log_ratio_no_sg_pi),
            "GSPO-token without sg[π_θ(y_{i,t})] (Eq. 14): no per-token gradient path", unit_gspo_token_equals_gspo),
@@ -435,11 +554,17 @@ RULE_MUTANTS += [
           "the caps in the wrong order (tightest first)"),
     _rule("f2e.reward_auc", "across 0", "gspo_lab.findings.f2_candidate.interval_sign", _same(sign_of_mean),
           "the sign of the mean difference instead of its interval"),
-    _rule("f2s.robust", "outcome changes", "gspo_lab.findings.f2_sensitivity.robust_verdict",
-          _same(robust_by_rule_name),
-          "robustness judged by the rules' names, not their outcomes"),
-    _rule("f2s.late_diff", "across 0", "gspo_lab.findings.f2_sensitivity.interval_sign", _same(sign_of_mean),
+    _rule("f2s.robust", "outcome changes", "gspo_lab.findings.f2_remeasure.robust_verdict",
+          _same(robust_by_rule_name), "robustness judged by the rules' names, not their outcomes"),
+    _rule("f2f.last", "still changed with the last evaluation alone", "gspo_lab.findings.f2_remeasure.last_verdict",
+          _same(lambda first, last: f2_remeasure.LAST.verdict("last")),
+          "every change blamed on the last evaluation, whatever it shows"),
+    _rule("f2r.late", "across 0", "gspo_lab.findings.f2_late.interval_sign", _same(sign_of_mean),
           "the sign of the mean difference instead of its interval"),
+    _rule("f2e.reward_confirm", "across 0, mean above 0", "gspo_lab.findings.f2_candidate.interval_sign",
+          _same(sign_of_mean), "the sign of the mean difference instead of its interval"),
+    _rule("f7.confirm", "across 0, mean above 0", "gspo_lab.findings.f7_token_adv.bootstrap_ci",
+          _same(bootstrap_without_resampling), "an interval that is the mean twice"),
     _rule("f3.volatility", "within 2x at 1e-4 only", "gspo_lab.findings.f3_volatility.WITHIN_FACTOR", _same(10.0),
           "'within a factor 2' widened to 10"),
     _rule("f3.factor", "overlapping intervals, higher mean", "gspo_lab.findings.f3_volatility.separation",
@@ -464,6 +589,9 @@ RULE_MUTANTS += [
           "the sign of the mean difference instead of its interval"),
     _rule("f7.token_credit", "across 0, mean above 0", "gspo_lab.findings.f7_token_adv.bootstrap_ci",
           _same(bootstrap_without_resampling), "an interval that is the mean twice"),
+    _rule("f9.skill", "overlapping", "gspo_lab.findings.f9_precursors.skill_verdict",
+          _same(lambda row: f9_precursors.SKILL.verdict("warns" if row["warned_lo"] > row["false_lo"] else "chance")),
+          "skill read from the lower ends only (overlapping intervals called a warning)"),
     _rule("f8.spikes", "medians 30 and 300", "gspo_lab.findings.f8_dense.SAME_ORDER", _same(30.0),
           "'of the same order' widened to a factor 30"),
 ]  # fmt: skip

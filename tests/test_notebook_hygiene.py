@@ -60,3 +60,23 @@ def test_template_and_no_long_definitions(name):
             if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
                 length = node.end_lineno - node.lineno + 1
                 assert length <= MAX_DEF_LINES, f"{name}: `{node.name}` is {length} lines: move it into gspo_lab"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_parameter_is_one_papermill_can_set(name):
+    """papermill skips a line it cannot parse (a second "=" in a comment) and then never offers that parameter."""
+    import papermill
+
+    nb = jupytext.read(ROOT / f"{name}.py")
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    assigned = {n.targets[0].id for n in ast.parse(cell.source).body if isinstance(n, ast.Assign)}
+    assert set(papermill.inspect_notebook(str(ROOT / f"{name}.ipynb"))) == assigned
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_record_results_cell_is_collapsed_in_jupyterlab(name):
+    """Plumbing, not a lesson: the last code cell (record_results) opens with its source hidden."""
+    nb = json.loads((ROOT / f"{name}.ipynb").read_text())
+    last = [c for c in nb["cells"] if c["cell_type"] == "code"][-1]
+    assert "record_results(results_path" in "".join(last["source"])
+    assert last["metadata"].get("jupyter", {}).get("source_hidden") is True

@@ -10,7 +10,7 @@ import pandas as pd
 from gspo_lab.experiments.spec import Spec, cells, spec_named
 from gspo_lab.experiments.store import load_result, result_path
 
-__all__ = ["curves", "stored_curves", "cold_starts", "COLD_START_SPEC"]
+__all__ = ["curves", "stored_curves", "stored_arms", "cold_starts", "COLD_START_SPEC"]
 
 #: the spec whose probe cells measure the pooled cold starts of endpoint v2
 COLD_START_SPEC = "p0_cold_start"
@@ -42,7 +42,8 @@ def stored_curves(spec_name: str, metric: str, seeds: str = "confirm", **where) 
     for name, value in where.items():
         if name not in values:
             raise ValueError(f"{name} is not a grid field of {spec_name} (its fields: {sorted(values)})")
-        match = [v for v in values[name] if v == value or (isinstance(v, float) and math.isclose(v, value))]
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        match = [v for v in values[name] if v == value or (numeric and isinstance(v, float) and math.isclose(v, value))]
         if not match:
             raise ValueError(f"{name} must be one of {values[name]} in {spec_name}, got {value!r}")
         if not table.empty:
@@ -50,6 +51,29 @@ def stored_curves(spec_name: str, metric: str, seeds: str = "confirm", **where) 
     if table.empty:
         raise ValueError(f"no stored results for {spec_name} at {where} with metric {metric!r} (run gspo-lab sweep)")
     return table.reset_index(drop=True)
+
+
+def stored_arms(spec_names: list[str], seeds: str = "confirm") -> list[dict]:
+    """Every arm (grid point) of the named specs with stored results for ``seeds``: ``{"label", "spec", "where",
+    "seeds"}``, ``where`` the grid values :func:`stored_curves` takes, ``label`` the spec's fixed and varied settings
+    in words (for a selector)."""
+    out = []
+    for name in spec_names:
+        spec = spec_named(name)
+        fixed = {
+            k: spec.base[k] for k in ("checkpoint", "lr", "minibatches", "grad_clip", "objective") if k in spec.base
+        }
+        points: dict[tuple, list[int]] = {}
+        for cell in cells(spec, seeds):
+            if result_path(cell).exists():
+                points.setdefault(tuple(sorted(cell.point.items())), []).append(cell.seed)
+        for point, seed_list in points.items():
+            where = dict(point)
+            words = ", ".join(f"{k} {v}" for k, v in {**fixed, **where}.items())
+            out.append(
+                {"label": f"{name}: {words} ({len(seed_list)} seeds)", "spec": name, "where": where, "seeds": seed_list}
+            )
+    return out
 
 
 def cold_starts(spec_name: str = COLD_START_SPEC) -> dict[tuple[str, int, float], dict]:

@@ -118,3 +118,10 @@ def interval_sign(values) -> int:
         return 0
     lo, hi = bootstrap_ci(values)
     return 1 if lo > 0 else (-1 if hi < 0 else 0)
+
+
+def per_seed_ratio(curves: pd.DataFrame, num: str = "gspo", den: str = "grpo") -> pd.Series:
+    """Per seed, the mean over rollouts of objective ``num``'s curve divided by ``den``'s (a long table of
+    :func:`gspo_lab.experiments.read.curves`: columns objective, seed, rollout, value); indexed by seed."""
+    per_seed = curves.groupby(["objective", "seed"])["value"].mean().unstack("objective")
+    return (per_seed[num] / per_seed[den].where(per_seed[den] > 0)).dropna()

@@ -19,6 +19,10 @@ NOTEBOOKS: dict[str, dict[str, dict]] = {
         "full": {"prompts": 32, "draws": 32, "probe_lengths": [8, 12, 16, 20]},
     },
     "03_clipping": {"smoke": {"prompts": 8, "rollouts": 3}, "full": {"rollouts": 30}},
+    "04_collapse": {
+        "smoke": {"prompts": 8, "live_rollouts": 2, "live_eval_every": 1, "live_eval_prompts": 8},
+        "full": {"live_rollouts": 80},
+    },
     "05_precision": {"smoke": {"prompts": 8, "checkpoints": ["moe-sort"]}, "full": {"prompts": 32}},
 }
 

@@ -1,0 +1,182 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (gspo-lab)
+#     language: python
+#     name: gspo-lab
+# ---
+
+# %% [markdown]
+# # 04 · GRPO collapse, MoE routing and Routing Replay
+#
+# **Question.** Why is GSPO stable where GRPO collapses? What does one update do to an MoE's routing, what does
+# Routing Replay change, what does a collapse look like as it happens, how often does it happen over every stored
+# run — and does anything announce it?
+#
+# **Paper.** GSPO §5.3 (≈ 10 % of activated experts change after one update; GRPO on the MoE needs Routing Replay to
+# converge, GSPO does not), §5.5 (GRPO's collapse, often irreversible). `docs/findings.md` findings 2-4 and 9 hold
+# the rates and verdicts read here.
+
+# %% tags=["parameters"]
+checkpoint = "moe-sort"
+length = 12
+prompts = 16
+group_size = 8
+routing_minibatches = 4
+routing_lr = 1e-4  # section 1: a learning rate where the paper's ~10 % is within reach (finding 3)
+live_rollouts = 10  # section 2: RL steps per objective (the full tier runs 80, where the collapses come)
+live_eval_every = 10
+live_eval_prompts = 64
+seed = 0
+results_path = None
+
+# %% [markdown]
+# ## Setup
+
+# %%
+from IPython.display import display
+
+from gspo_lab.analysis import routing_change
+from gspo_lab.config import TrainConfig
+from gspo_lab.nb.results import claim, record_results
+from gspo_lab.paths import runs_dir
+
+# %% [markdown]
+# ## 1. One update moves the routing; Routing Replay puts it back
+# One rollout batch, one GRPO update on its first minibatch; then, per MoE layer, the share of (token, layer)
+# top-k expert sets that differ from π_old's — for π_θ's own forward (*natural*: what GRPO's token ratios compare),
+# and for the forward under Routing Replay, measured at the experts (*replayed*).
+
+# %%
+routing_cfg = TrainConfig(checkpoint=checkpoint, length=length, prompts_per_rollout=prompts, group_size=group_size,
+                          minibatches=routing_minibatches, lr=routing_lr, objective="grpo", seed=seed)
+routing = routing_change(routing_cfg, updates=1)
+routing
+
+# %% [markdown]
+# ## 2. Watch one collapse
+# GRPO and GSPO from the same cold start in the regime finding 2 confirmed (`moe-sort`, L = 12, M = 16, lr 5e-5, no
+# grad-norm clip). Each run saves its state under `runs/04_live/` after every RL step: running the cell again (or
+# after a kernel restart) resumes or reads it back. One seed's outcome is chaotic (another CPU rounds differently):
+# the rates are in section 3. The panel below re-runs with grad-norm clipping or Routing Replay switched on.
+
+# %%
+from gspo_lab.live import live_runs
+from gspo_lab.widgets import LivePanel, live_view
+
+live_cfgs = {name: TrainConfig(checkpoint=checkpoint, length=length, prompts_per_rollout=prompts,
+                               group_size=group_size, minibatches=16, lr=5e-5, grad_clip=None, objective=name.lower(),
+                               seed=seed, rollouts=live_rollouts, eval_every=live_eval_every,
+                               eval_prompts=live_eval_prompts)
+             for name in ("GRPO", "GSPO")}
+live = live_runs(live_cfgs, runs_dir() / "04_live")
+fig, text = live_view(live)
+display(fig)
+print(text)
+
+# %%
+live_panel = LivePanel(live_cfgs, runs_dir() / "04_live", initial=live)
+live_panel.widget
+
+# %% [markdown]
+# ## 3. Every stored run (no training)
+# Finding 2's runs, re-measured under endpoint v2 (256 samples per evaluation; collapsed = the last two evaluations
+# below 0.5 × the pooled cold start), and the exploratory searches (2 seeds, 64 prompts per evaluation, marked "s").
+
+# %%
+import pandas as pd
+
+from gspo_lab.findings.f2_search import stability_table
+from gspo_lab.findings.tables import dose_table
+from gspo_lab.plots import plot_dose, plot_stability
+
+stability = stability_table()
+display(plot_stability(stability))
+
+# %% [markdown]
+# The grad-norm dose: late held-out accuracy as the cap tightens, GRPO beside GSPO, on the MoE and its dense twin.
+
+# %%
+dose = dose_table()
+display(plot_dose(dose))
+
+# %% [markdown]
+# The verdicts, from the findings page's rules (finding 2 and its re-measurement, 2f):
+
+# %%
+from gspo_lab.findings.f2_collapse import section as collapse_section
+from gspo_lab.findings.f2_late import context as late_context
+from gspo_lab.findings.f4_replay import section as replay_section
+
+collapse, _ = collapse_section()
+for v in collapse["verdicts"]:
+    print(f"grad clip {v['clip']}: {v['verdict']} (GRPO {v['grpo']}, GSPO {v['gspo']})")
+replay, _ = replay_section()
+for v in replay["verdicts"]:
+    print(f"Routing Replay, grad clip {v['clip']}: {v['verdict']}{v['detail']}")
+late = late_context()["rows"]
+display(pd.DataFrame(late, columns=["model", "arm", "minus", "late held-out acc., paired", "reading (f2r.late)"]))
+
+# %% [markdown]
+# How a run dies, and any stored arm with all its seeds: pick an arm and a metric (truncation, zero-std groups,
+# gradient norm…). The call below is the selector's twin.
+
+# %%
+from gspo_lab.experiments.read import stored_arms
+from gspo_lab.findings.tables import F2
+from gspo_lab.widgets import ArmPanel, arm_view
+
+arms = stored_arms([F2["moe"], F2["dense"], F2["mechanism"], F2["dose"], F2["candidate"]])
+fig, text = arm_view(arms[0], "response/truncated_frac:mean")
+display(fig)
+print(text)
+
+# %%
+arm_panel = ArmPanel(arms)
+arm_panel.widget
+
+# %% [markdown]
+# ## 4. What comes before a collapse?
+# Alarm rules on per-rollout signals (`gspo_lab/precursors.py`), chosen on the first measurement's runs (exploratory:
+# those runs had been read for findings 2d-2e) and frozen in `data/precursors/rules_v1.toml`, then scored on runs they
+# were not chosen on. Finding 9 of the page, with its rule.
+
+# %%
+from gspo_lab.findings.f9_precursors import section as precursor_section
+
+precursors, _ = precursor_section()
+columns = ["signal", "factor", "warned ≥ 5 ahead", "false alarms", "median lead"]
+print(f"held-out runs: {precursors['held_out']} ({precursors['collapsing']} collapsing, {precursors['stable']} stable)")
+display(pd.DataFrame(precursors["held_rows"], columns=[*columns, "verdict (f9.skill)"]))
+
+# %% [markdown]
+# ## What to take away
+# * One GRPO update changes a share of an MoE's expert choices in every layer; Routing Replay makes the ratio's
+#   forward reuse π_old's experts exactly. Whether that prevents GRPO's collapse is finding 4's verdict, printed in
+#   section 3 from its rule.
+# * The live runs show what the stored ones count: without a grad-norm cap GRPO's held-out accuracy can fall away
+#   while GSPO's holds; a single seed proves nothing, the map over seeds does.
+# * Whether any logged signal warns ahead of a collapse is scored on held-out runs above — read its verdict before
+#   trusting a dashboard alarm.
+
+# %% [markdown]
+# ## Record results
+
+# %% jupyter={"source_hidden": true}
+total = routing[routing["layer"] == "all"].iloc[0]
+claims = [
+    claim("routing_moves", f"share of top-k expert sets changed after one update (lr {routing_lr:g}, all layers)",
+          total["natural"], ">", 0.0),
+    claim("replay_exact", "share changed in the forward under Routing Replay (measured at the experts)",
+          total["replayed"], "<=", 0.0),
+]
+numbers = {"routing": routing.to_dict(orient="records"), "live": text,
+           "live_final_accuracy": {n: float(r.evals["eval/accuracy_sampled"].iloc[-1]) for n, r in live.items()}}
+results = record_results(results_path, "04_collapse", claims, numbers, parameters=dict(live_rollouts=live_rollouts))
