@@ -174,7 +174,7 @@ def run_core(*, workers: int | None = None, seeds: str = "confirm", command: str
     specs = core_specs()
     todo = {s.name: [c for c in cells(s, seeds, core=True) if not result_path(c).exists()] for s in specs}
     total = sum(len(cells(s, seeds, core=True)) for s in specs)
-    start = time.time()
+    start, commit = time.time(), git_commit()  # the code the cells start from (HEAD may move during a long run)
     for spec in specs:
         run_sweep(spec, seeds=seeds, workers=workers, command=command, progress=progress, core=True)
     record = {
@@ -185,7 +185,7 @@ def run_core(*, workers: int | None = None, seeds: str = "confirm", command: str
         "workers": workers or os.cpu_count() or 1,
         "seeds": seeds,
         "command": command,
-        "git_commit": git_commit(),
+        "git_commit": commit,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(start)),
         "machine": machine(),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from gspo_lab.experiments.spec import cells, core_specs, load_spec
 from gspo_lab.experiments.store import finished, results_root
@@ -31,6 +32,12 @@ def _timing() -> dict:
         "cells": t["cells_run"],
         "minutes": f"{t['wall_s'] / 60:.0f}",
         "compared": {**c, "max_abs_diff": num(c["max_abs_diff"])},
+        "differing": ", ".join(
+            f"`{name}` {k}" for name, k in sorted(Counter(d.split("/")[0] for d in c.get("differing", [])).items())
+        )
+        or "none",
+        "commit_full": t["git_commit"],
+        "note": t.get("note", ""),
     }
 
 
