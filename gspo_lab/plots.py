@@ -280,6 +280,7 @@ def plot_live(runs: dict, title: str = "") -> Figure:
     fig = Figure(figsize=(13, 6.2))
     axes = fig.subplots(2, 3).ravel()
     for ax, (name, column, scale) in zip(axes, LIVE_PANELS, strict=True):
+        zeros = False
         for run_name, run in runs.items():
             style = {"color": color(run.cfg.objective), "ls": "--" if run.cfg.routing_replay else "-"}
             if column == "eval":
@@ -288,9 +289,14 @@ def plot_live(runs: dict, title: str = "") -> Figure:
                         run.evals["rollout"], run.evals["eval/accuracy_sampled"], marker="o", label=run_name, **style
                     )
             elif column in run.per_rollout:
-                y = run.per_rollout[column].clip(lower=1e-6) if scale == "log" else run.per_rollout[column]
-                ax.plot(run.per_rollout["rollout"], y, label=run_name, **style)
-        ax.set(title=name, xlabel="rollout batch", yscale=scale)
+                x, y = run.per_rollout["rollout"], run.per_rollout[column]
+                if scale == "log":  # a 0 (no clipped token; no gradient when every group's rewards tie): a gap, and
+                    zero = y <= 0  # a tick at the axis
+                    y, zeros = y.where(~zero), zeros or bool(zero.any())
+                    ax.plot(x[zero], np.zeros(int(zero.sum())), "|", ms=8, color=style["color"],
+                            transform=ax.get_xaxis_transform())  # fmt: skip
+                ax.plot(x, y, label=run_name, **style)
+        ax.set(title=name + (" (| at the axis: 0)" if zeros else ""), xlabel="rollout batch", yscale=scale)
     axes[0].legend(frameon=False, fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
