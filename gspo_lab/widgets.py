@@ -292,8 +292,13 @@ class LivePanel(_Panel):
         for w, name in ((self.clip, "clip"), (self.replay, "replay"), (self.button, "run")):
             w.add_class(f"gspo-live-{name}")
         self.button.on_click(lambda _b: self.run())
+        self.finished = 0  # completed button runs; the status line says so, a test waits on it
+        self.status = W.HTML("")
+        self.status.add_class("gspo-live-status")
         self.progress = W.Output()
-        self.widget = W.VBox([W.HBox([self.clip, self.replay, self.button]), self.progress, self.out, self.readout])
+        self.widget = W.VBox(
+            [W.HBox([self.clip, self.replay, self.button, self.status]), self.progress, self.out, self.readout]
+        )
         if self.runs:
             self.show(live_view, self.runs)
 
@@ -319,10 +324,16 @@ class LivePanel(_Panel):
             if len(run.per_rollout) % self.every == 0:
                 self.show(live_view, dict(self.runs))
 
-        with self.progress:
-            self.progress.clear_output()
-            self.runs = live_runs(self.configs(), self.root, on_step=redraw)
-        self.show(live_view, self.runs)
+        self.button.disabled, self.status.value = True, "running…"
+        try:
+            with self.progress:
+                self.progress.clear_output()
+                self.runs = live_runs(self.configs(), self.root, on_step=redraw)
+            self.show(live_view, self.runs)
+        finally:
+            self.finished += 1
+            self.button.disabled = False
+            self.status.value = f"finished run {self.finished}"  # after the readout: "finished" implies it is final
         return self.runs
 
 
