@@ -60,6 +60,15 @@ class TrainConfig:
     0 = none, as in the GSPO paper (no extra forward pass)."""
     grad_clip: float | None = 1.0
     """Clip the gradient norm at this value; None turns clipping off."""
+    grad_clip_rel: float | None = None
+    """Also cap the gradient norm at this factor × the median of the run's last 64 pre-clip norms, from the 16th
+    update on (gspo_lab/grad_shaping.py); None = off. With grad_clip the smaller cap binds."""
+    grad_skip: float | None = None
+    """Skip the optimizer step (parameters and AdamW's moments untouched) when the pre-clip gradient norm exceeds
+    this; None = off."""
+    norm_of: str | None = None
+    """Direction × norm: apply this objective's direction at the norm of ``norm_of``'s gradient of the same minibatch
+    (an objective key, at its own paper ε; two backward passes); None = off."""
     routing_replay: bool = False
     """Routing Replay (paper §5.3, "R2"): compute π_θ with the experts π_old chose."""
     reward: str = "exact"
@@ -121,8 +130,19 @@ class TrainConfig:
             )
         if not self.lr > 0 or not self.temperature > 0:
             raise ValueError(f"lr and temperature must be > 0, got lr={self.lr}, temperature={self.temperature}")
-        if self.grad_clip is not None and not self.grad_clip > 0:
-            raise ValueError(f"grad_clip must be > 0 or None (off), got {self.grad_clip}")
+        for name in ("grad_clip", "grad_clip_rel", "grad_skip"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number > 0 or None (off), got {value}")
+        if self.norm_of is not None:
+            other = get_objective(self.norm_of)
+            if self.norm_of == self.objective or other.per_token_adv != get_objective(self.objective).per_token_adv:
+                raise ValueError(
+                    f"norm_of must name another objective taking the same advantages as {self.objective!r}, "
+                    f"got {self.norm_of!r}"
+                )
+            if self.beta > 0:
+                raise ValueError(f"norm_of needs beta = 0 (the KL term has no 'other objective'), got beta={self.beta}")
         if self.max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {self.max_new_tokens}")
         check_schedule(self.lr_schedule, self.warmup_steps, self.lr_horizon_steps)

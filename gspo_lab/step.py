@@ -25,6 +25,11 @@ Where this departs from (or pins down) the paper's setup, numbered:
     8. With ``token_advantage`` = λ > 0 the advantages are per token (not in the paper; for GSPO-token, Eqs.
        13-14): Â_{i,t} = Â_i + λ (c_{i,t} − mean_t c_{i,t}) with c the task's per-token credit.
     5. A non-finite loss or gradient norm stops the run with an error; the last saved state is untouched.
+    9. Between backward and the optimizer step (issue 17; all off by default, gspo_lab/grad_shaping.py): with
+       ``norm_of`` the gradient is rescaled to the norm of another objective's gradient of the same minibatch;
+       the cap in force is the smaller of ``grad_clip`` and ``grad_clip_rel`` × the median of recent pre-clip norms;
+       with ``grad_skip`` an update whose pre-clip norm exceeds it takes no optimizer step (the schedule still
+       advances). Per-group gradient norms and AdamW's largest |g|/√v̂ per group are logged on every update.
 
 One row per optimizer step; every key is defined in :data:`gspo_lab.metrics.CATALOGUE`.
 """
@@ -35,12 +40,14 @@ import contextlib
 import copy
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import torch
 
 from gspo_lab.advantages import group_advantages, token_advantages
 from gspo_lab.config import TrainConfig
+from gspo_lab.grad_shaping import adam_peaks, group_norms, mix_direction_norm, param_groups, relative_cap
 from gspo_lab.objectives import get_objective
 from gspo_lab.penalties import kl_penalty
 from gspo_lab.policy import rollout_logprobs
@@ -208,17 +215,37 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
         ref_kl, _ = kl_penalty(logp, batch.ref_logp[m], mask)
         loss = policy_loss + cfg.beta * ref_kl
     state.optimizer.zero_grad(set_to_none=True)
+    params = [p for p in state.model.parameters() if p.requires_grad]
+    if cfg.norm_of is not None:  # the other objective's gradient of the same minibatch and forward (direction × norm)
+        other_loss, _ = get_objective(cfg.norm_of)(
+            logp, batch.old_logp[m], _rows(batch.adv, rows), mask, budget=batch.max_new_tokens
+        )
+        other_grads = torch.autograd.grad(other_loss, params, retain_graph=True, allow_unused=True)
     loss.backward()
-    max_norm = cfg.grad_clip if cfg.grad_clip is not None else math.inf
-    grad_norm = float(torch.nn.utils.clip_grad_norm_(state.model.parameters(), max_norm))
+    row = {}
+    if cfg.norm_of is not None:
+        own, other, cos = mix_direction_norm(params, other_grads)
+        row.update({"grad/norm_own": own, "grad/norm_other": other, "grad/cos_other": cos})
+    groups = param_groups(state.model)
+    row.update({f"grad/norm_{g}": v for g, v in group_norms(groups).items()})
+    cap = cfg.grad_clip if cfg.grad_clip is not None else math.inf
+    if cfg.grad_clip_rel is not None:
+        cap = min(cap, relative_cap([r["grad/norm"] for r in state.history], cfg.grad_clip_rel))
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cap))
     if not (math.isfinite(loss.item()) and math.isfinite(grad_norm)):
         raise FloatingPointError(
             f"non-finite loss ({loss.item()}) or gradient norm ({grad_norm}) at rollout {state.rollout_index}, "
             f"minibatch {m}, objective {cfg.objective!r}: the policy diverged; the last saved state is kept"
         )
+    skipped = cfg.grad_skip is not None and grad_norm > cfg.grad_skip
     lr = state.optimizer.param_groups[0]["lr"]
-    state.optimizer.step()
-    state.scheduler.step()
+    if not skipped:  # a skipped update leaves the parameters and AdamW's moments (and its step count) untouched
+        state.optimizer.step()
+        row.update({f"adam/peak_{g}": v for g, v in adam_peaks(state.optimizer, groups).items()})
+    with warnings.catch_warnings():  # a skipped first update: torch warns that the schedule moved before any step
+        warnings.filterwarnings("ignore", message="Detected call of `lr_scheduler.step\\(\\)` before")
+        state.scheduler.step()
+    row.update({"grad/clipped": float(grad_norm > cap), "grad/skipped": float(skipped)})
     if state.ratios is not None:
         old_logp = batch.old_logp[m]
         state.ratios.append(
@@ -230,7 +257,7 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
                 "mask": mask,
             }
         )
-    row = {"loss/policy": policy_loss.item(), "loss/total": loss.item(), "optim/lr": lr, "grad/norm": grad_norm}
+    row.update({"loss/policy": policy_loss.item(), "loss/total": loss.item(), "optim/lr": lr, "grad/norm": grad_norm})
     if batch.ref_logp is not None:
         row["ref/kl_k3"] = ref_kl.item()
     row["policy/entropy"] = masked_mean(entropy.detach(), mask, dim=None).item()
@@ -259,7 +286,7 @@ def train_step(state: TrainState) -> list[dict]:
             row.update(update(state, batch, m))
             row.update(batch.stats)
             rows.append(row)
+            state.history.append(row)  # at once: the next update's relative cap reads this one's norm
             state.update_index += 1
     state.rollout_index += 1
-    state.history.extend(rows)
     return rows

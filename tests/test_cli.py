@@ -29,7 +29,7 @@ def test_every_train_field_is_a_flag_with_its_docstring():
         (["train", "--objective", "gpso"], "--objective must be one of"),
         (["train", "--minibatches", "3"], "--minibatches=3 must divide --prompts-per-rollout * --group-size"),
         (["train", "--length", "99"], "--length must be one of"),
-        (["train", "--grad-clip", "0"], "--grad-clip must be > 0 or None"),
+        (["train", "--grad-clip", "0"], "--grad-clip must be a finite number > 0 or None"),
         (["train", "--checkpoint", "nope"], "checkpoint must be one of"),
         (["train", "--lr", "abc"], "argument --lr: invalid float value"),
         (["train", "--eps-low", "2"], "--eps-low must lie in (0, 1)"),

@@ -49,6 +49,8 @@ import gspo_lab.findings.f2_search as f2_search  # isort: skip
 import gspo_lab.findings.f2_remeasure as f2_remeasure  # isort: skip
 import gspo_lab.findings.f5_precision as f5_precision  # isort: skip
 import gspo_lab.findings.f9_precursors as f9_precursors  # isort: skip
+import gspo_lab.findings.f10_why as f10_why  # isort: skip
+from gspo_lab.experiments.stats import interval_sign  # isort: skip
 import gspo_lab.findings.page  # noqa: F401  # isort: skip  (every rule registered)
 import gspo_lab.findings.rules as rules  # isort: skip
 
@@ -415,6 +417,15 @@ def robust_by_rule_name(declared, two):
     return f2_remeasure.ROBUST.verdict("same" if declared.rule == two.rule else "flips")
 
 
+def two_by_two_any(diffs):
+    """The 2×2 read with *any* instead of *both* norm (direction) effects higher."""
+    higher = {k: interval_sign(d) > 0 for k, d in diffs.items()}
+    norm = any(v for k, v in higher.items() if k.startswith("norm"))
+    direction = any(v for k, v in higher.items() if k.startswith("direction"))
+    outcome = {(True, True): "both", (True, False): "size", (False, True): "content", (False, False): "neither"}
+    return f10_why.TWO_BY_TWO.verdict(outcome[(norm, direction)])
+
+
 def _rule_check(rule: str, what: str):
     def check(patched: bool) -> bool:
         import test_rules
@@ -592,6 +603,19 @@ RULE_MUTANTS += [
     _rule("f9.skill", "overlapping", "gspo_lab.findings.f9_precursors.skill_verdict",
           _same(lambda row: f9_precursors.SKILL.verdict("warns" if row["warned_lo"] > row["false_lo"] else "chance")),
           "skill read from the lower ends only (overlapping intervals called a warning)"),
+    _rule("f10.late", "across 0, mean above 0", "gspo_lab.findings.f10_why.interval_sign", _same(sign_of_mean),
+          "the sign of the mean difference instead of its interval"),
+    _rule("f10.two_by_two", "one norm effect only", "gspo_lab.findings.f10_why.two_by_two_verdict",
+          _same(two_by_two_any), "'both norm effects higher' read as 'any norm effect higher'"),
+    _rule("f10.skip_shrink", "skip higher", "gspo_lab.findings.f10_why.skip_shrink_verdict",
+          lambda original: functools.wraps(original)(lambda diff: original(-diff)),
+          "the difference taken the other way round (SHRINK − SKIP)"),
+    _rule("f10.relative", "across 0, mean above 0", "gspo_lab.findings.f10_why.relative_verdict",
+          _same(lambda diff: f10_why.RELATIVE.verdict({1: "higher", -1: "lower", 0: "none"}[sign_of_mean(diff)])),
+          "the sign of the mean difference instead of its interval"),
+    _rule("f10.dual_cap", "dual-clip higher", "gspo_lab.findings.f10_why.dual_cap_verdict",
+          lambda original: functools.wraps(original)(lambda diff: original(-diff)),
+          "the cap alone minus dual-clip under it (the pair swapped)"),
     _rule("f8.spikes", "medians 30 and 300", "gspo_lab.findings.f8_dense.SAME_ORDER", _same(30.0),
           "'of the same order' widened to a factor 30"),
 ]  # fmt: skip

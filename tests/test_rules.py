@@ -27,6 +27,7 @@ import gspo_lab.findings.f6_variance as f6
 import gspo_lab.findings.f7_token_adv as f7
 import gspo_lab.findings.f8_dense as f8
 import gspo_lab.findings.f9_precursors as f9
+import gspo_lab.findings.f10_why as f10
 import gspo_lab.findings.page  # noqa: F401  (imports every finding, so RULES is complete)
 import gspo_lab.findings.rules as rules
 
@@ -74,6 +75,12 @@ def _premise(bf16: list[float], fp32: list[float]) -> pd.DataFrame:
 
 def _noise(ratio_by_len: dict[int, list[float]]) -> pd.DataFrame:
     return pd.DataFrame([{"length": L, "noise_ratio_kK": r} for L, rs in ratio_by_len.items() for r in rs])
+
+
+def _two(norm_grpo_dir, norm_gspo_dir, dir_gspo_norm, dir_grpo_norm):
+    """f10.two_by_two on the four effects' per-seed differences, in the order of f10_why.EFFECTS."""
+    diffs = (norm_grpo_dir, norm_gspo_dir, dir_gspo_norm, dir_grpo_norm)
+    return f10.two_by_two_verdict(dict(zip(f10.EFFECTS, diffs, strict=True)))
 
 
 def _points(rows: list[tuple]) -> pd.DataFrame:
@@ -319,6 +326,34 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("warned interval above the false-alarm one", lambda: f9.skill_verdict(_skill(8, 10, 1, 20)), "warns"),
         ("false alarms above warnings", lambda: f9.skill_verdict(_skill(1, 10, 15, 20)), "inverse"),
         ("overlapping", lambda: f9.skill_verdict(_skill(4, 10, 6, 20)), "chance"),
+    ],
+    "f10.late": [
+        ("higher", lambda: f10.late_verdict(UP), "higher"),
+        ("lower", lambda: f10.late_verdict(DOWN), "lower"),
+        ("across 0, mean above 0", lambda: f10.late_verdict(MIXED_POS), "none"),
+    ],
+    "f10.two_by_two": [
+        ("norm effects only (directions across 0, means above)", lambda: _two(UP, UP, MIXED_POS, MIXED_POS), "size"),
+        ("direction effects only", lambda: _two(MIXED, MIXED, UP, UP), "content"),
+        ("all four", lambda: _two(UP, UP, UP, UP), "both"),
+        ("none", lambda: _two(MIXED, MIXED_POS, MIXED, DOWN), "neither"),
+        ("one norm effect only", lambda: _two(UP, MIXED, MIXED, MIXED), "mixed"),
+        ("both norm effects and one direction effect", lambda: _two(UP, UP, UP, MIXED), "mixed"),
+    ],
+    "f10.skip_shrink": [
+        ("skip higher", lambda: f10.skip_shrink_verdict(UP), "higher"),
+        ("skip lower", lambda: f10.skip_shrink_verdict(DOWN), "lower"),
+        ("across 0", lambda: f10.skip_shrink_verdict(MIXED), "none"),
+    ],
+    "f10.relative": [
+        ("GSPO higher", lambda: f10.relative_verdict(UP), "higher"),
+        ("GSPO lower", lambda: f10.relative_verdict(DOWN), "lower"),
+        ("across 0, mean above 0", lambda: f10.relative_verdict(MIXED_POS), "none"),
+    ],
+    "f10.dual_cap": [
+        ("dual-clip higher", lambda: f10.dual_cap_verdict(UP), "higher"),
+        ("dual-clip lower", lambda: f10.dual_cap_verdict(DOWN), "lower"),
+        ("across 0", lambda: f10.dual_cap_verdict(MIXED), "none"),
     ],
     "f8.spikes": [
         ("medians 180 and 245", lambda: f8.spikes_verdict(S([180.0, 150, 200]), S([245.0, 230, 260])), "same"),

@@ -129,7 +129,7 @@ def test_dense_model_has_no_moe_metrics():
         ("minibatches", 3, "minibatches=3 must divide"),
         ("group_size", 1, "group_size must be >= 2"),
         ("old_logp", "vllm", "old_logp must be one of"),
-        ("grad_clip", 0.0, "grad_clip must be > 0 or None"),
+        ("grad_clip", 0.0, "grad_clip must be a finite number > 0 or None"),
         ("lr", -1.0, "lr and temperature must be > 0"),
         ("token_advantage", -0.5, "token_advantage must be a finite number >= 0"),
         (

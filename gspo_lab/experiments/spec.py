@@ -51,7 +51,13 @@ CODE_VERSION = "2026-12-02.1"
 SEED_SETS = ("search", "confirm", "all")
 #: TrainConfig fields added after CODE_VERSION was set, whose default reproduces the earlier loop exactly: they enter
 #: a cell's key only when set away from that default, so the stored results stay addressable
-KEY_IF_NOT_DEFAULT = {"token_advantage": 0.0, "eval_samples": 1}
+KEY_IF_NOT_DEFAULT = {
+    "token_advantage": 0.0,
+    "eval_samples": 1,
+    "grad_clip_rel": None,
+    "grad_skip": None,
+    "norm_of": None,
+}
 
 
 @dataclass(frozen=True)

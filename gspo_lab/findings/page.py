@@ -32,6 +32,7 @@ import gspo_lab.findings.f6_variance as f6_variance
 import gspo_lab.findings.f7_token_adv as f7_token_adv
 import gspo_lab.findings.f8_dense as f8_dense
 import gspo_lab.findings.f9_precursors as f9_precursors
+import gspo_lab.findings.f10_why as f10_why  # noqa: F401  (its rules; its section comes with its results)
 from gspo_lab.findings.fmt import FILTERS
 from gspo_lab.paths import repo_root
 

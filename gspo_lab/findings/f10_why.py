@@ -1,0 +1,188 @@
+"""Finding 10 — why GRPO collapses and a grad-norm cap saves it, while GSPO needs none (issue 17): interventions that
+separate an update's size from its content, each declared with its predictions before its runs.
+
+Specs (``data/specs/f10_*.toml``, committed before their runs; the predictions of a *size* and a *content* account
+under AdamW are written in them):
+
+* ``f10_direction_norm`` — the 2×2: GRPO and GSPO, each direction at the other's norm (seeds 30-34).
+* ``f10_shrink_skip`` — a cap of 10 vs skipping updates above 10 vs a relative cap at 3× the recent median, for both
+  objectives (seeds 30-34, paired with the 2×2's plain arms).
+* ``f10_onset_dual`` — GRPO at caps 15 and 20; dual-clip under caps 30 and 10 (seeds 10-14, paired with finding 2's
+  stored arms).
+
+Rules, each declared in its spec before the runs (the marker is the spec's sentence):
+
+* ``f10.late`` (:func:`late_verdict`): one arm minus another, late held-out accuracy paired by seed: *higher* /
+  *lower* when the 95 % bootstrap interval excludes 0, else *no difference shown*.
+* ``f10.two_by_two`` (:func:`two_by_two_verdict`): from the signs of the two norm effects and the two direction
+  effects (each by ``f10.late``): *size* / *content* / *both* / *neither* / *mixed*.
+* ``f10.skip_shrink`` (:func:`skip_shrink_verdict`): SKIP − SHRINK.
+* ``f10.relative`` (:func:`relative_verdict`): REL-GSPO − REL-GRPO.
+* ``f10.dual_cap`` (:func:`dual_cap_verdict`): dual-clip under a cap minus the cap alone.
+* the onset: ``collapse.class`` at caps 15 and 20, and the dose by ``f2e.dose_trend`` over every cap.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gspo_lab.experiments.stats import interval_sign, paired_diff
+from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
+
+__all__ = [
+    "SPECS",
+    "LATE",
+    "TWO_BY_TWO",
+    "SKIP_SHRINK",
+    "RELATIVE",
+    "DUAL_CAP",
+    "EFFECTS",
+    "late_verdict",
+    "two_by_two_verdict",
+    "skip_shrink_verdict",
+    "relative_verdict",
+    "dual_cap_verdict",
+    "effects",
+]
+
+SPECS = {"two": "f10_direction_norm", "shrink": "f10_shrink_skip", "onset": "f10_onset_dual"}
+_SIGN = {1: "higher", -1: "lower", 0: "none"}
+
+LATE = register(
+    Rule(
+        "f10.late",
+        "10",
+        {"higher": "higher", "lower": "lower", "none": "no difference shown"},
+        {"LEVEL": 0.95},
+        declared="data/specs/f10_*.toml, before their runs",
+        marker="Primary endpoint: late held-out accuracy (rollouts >= 40 of 80), paired by seed, 95 %",
+        specs=tuple(SPECS.values()),
+    )
+)
+TWO_BY_TWO = register(
+    Rule(
+        "f10.two_by_two",
+        "10",
+        {
+            "size": "size: GSPO's norms protect whichever direction they carry; the direction makes no difference",
+            "content": "content: GSPO's direction protects at either norm; the norm makes no difference",
+            "both": "both: each of GSPO's norm and GSPO's direction protects on its own",
+            "neither": "neither: no norm or direction effect shown",
+            "mixed": "mixed: the effects do not fit one account",
+        },
+        {"LEVEL": 0.95},
+        declared="data/specs/f10_direction_norm.toml, before its runs",
+        marker='Rule f10.two_by_two per model: "size" when both norm effects are higher',
+        specs=(SPECS["two"],),
+    )
+)
+SKIP_SHRINK = register(
+    Rule(
+        "f10.skip_shrink",
+        "10",
+        {
+            "higher": "skipping beats shrinking: the large updates' content harms",
+            "lower": "shrinking beats skipping: the large updates carry signal; only their weight in Adam's moments "
+            "harms",
+            "none": "no difference shown between skipping and shrinking",
+        },
+        {"LEVEL": 0.95},
+        declared="data/specs/f10_shrink_skip.toml, before its runs",
+        marker="Rules per model: f10.skip_shrink on SKIP - SHRINK",
+        specs=(SPECS["shrink"],),
+    )
+)
+RELATIVE = register(
+    Rule(
+        "f10.relative",
+        "10",
+        {
+            "higher": "GSPO keeps its lead under equal relative caps",
+            "lower": "GRPO leads under equal relative caps",
+            "none": "equal relative caps close the gap",
+        },
+        {"LEVEL": 0.95},
+        declared="data/specs/f10_shrink_skip.toml, before its runs",
+        marker="f10.relative on REL-GSPO - REL-GRPO",
+        specs=(SPECS["shrink"],),
+    )
+)
+DUAL_CAP = register(
+    Rule(
+        "f10.dual_cap",
+        "10",
+        {
+            "higher": "dual-clip adds protection beyond the cap",
+            "lower": "dual-clip hurts under the cap",
+            "none": "dual-clip adds nothing beyond the cap",
+        },
+        {"LEVEL": 0.95},
+        declared="data/specs/f10_onset_dual.toml, before its runs",
+        marker="f10.dual_cap on dual+cap - cap at caps 10 and 30",
+        specs=(SPECS["onset"],),
+    )
+)
+
+#: the 2×2's four declared effects: name -> (arm, minus arm); arms "A" GRPO, "B" GSPO, "C" GRPO's direction at GSPO's
+#: norm, "D" GSPO's direction at GRPO's norm (f10_direction_norm.toml)
+EFFECTS = {
+    "norm, GRPO's direction (C − A)": ("C", "A"),
+    "norm, GSPO's direction (B − D)": ("B", "D"),
+    "direction, at GSPO's norm (B − C)": ("B", "C"),
+    "direction, at GRPO's norm (D − A)": ("D", "A"),
+}
+
+
+def _signed(rule: Rule, diff: pd.Series) -> Verdict:
+    if len(diff) < 2:
+        return rule.verdict(PENDING)
+    return rule.verdict(_SIGN[interval_sign(diff)])
+
+
+def late_verdict(diff: pd.Series) -> Verdict:
+    """``f10.late`` on per-seed differences of late held-out accuracy."""
+    return _signed(LATE, diff)
+
+
+def skip_shrink_verdict(diff: pd.Series) -> Verdict:
+    """``f10.skip_shrink`` on per-seed SKIP − SHRINK differences of late held-out accuracy."""
+    return _signed(SKIP_SHRINK, diff)
+
+
+def relative_verdict(diff: pd.Series) -> Verdict:
+    """``f10.relative`` on per-seed REL-GSPO − REL-GRPO differences of late held-out accuracy."""
+    return _signed(RELATIVE, diff)
+
+
+def dual_cap_verdict(diff: pd.Series) -> Verdict:
+    """``f10.dual_cap`` on per-seed (dual-clip + cap) − (cap) differences of late held-out accuracy."""
+    return _signed(DUAL_CAP, diff)
+
+
+def effects(runs: pd.DataFrame) -> dict[str, pd.Series]:
+    """The 2×2's four effects (:data:`EFFECTS`) on one model's runs (columns arm_id in A-D, seed, late_acc)."""
+    return {name: paired_diff(runs, arm, base, "late_acc") for name, (arm, base) in EFFECTS.items()}
+
+
+def two_by_two_verdict(diffs: dict[str, pd.Series]) -> Verdict:
+    """``f10.two_by_two`` from the four effects' per-seed differences (keys of :data:`EFFECTS`): *size* when both norm
+    effects are higher and neither direction effect is; *content* the other way round; *both* when all four are
+    higher; *neither* when none is; else *mixed*."""
+    if set(diffs) != set(EFFECTS):
+        raise ValueError(f"diffs must hold the effects {sorted(EFFECTS)}, got {sorted(diffs)}")
+    if any(len(d) < 2 for d in diffs.values()):
+        return TWO_BY_TWO.verdict(PENDING)
+    higher = {name: interval_sign(d) > 0 for name, d in diffs.items()}
+    norm = [v for k, v in higher.items() if k.startswith("norm")]
+    direction = [v for k, v in higher.items() if k.startswith("direction")]
+    if all(norm) and all(direction):
+        outcome = "both"
+    elif all(norm) and not any(direction):
+        outcome = "size"
+    elif all(direction) and not any(norm):
+        outcome = "content"
+    elif not any(norm) and not any(direction):
+        outcome = "neither"
+    else:
+        outcome = "mixed"
+    return TWO_BY_TWO.verdict(outcome)
