@@ -57,6 +57,7 @@ GROUPS = ("embed", "lm_head", "router", "mlp", "attn", "norm")
 #: the relative cap's window of previous pre-clip norms, and the updates seen before it acts (numbered note 2)
 RELATIVE_CAP_WINDOW = 64
 RELATIVE_CAP_MIN = 16
+_TINY = 1e-30  # guards v = 0 in adam_peaks (there g = 0 too)
 
 
 def param_groups(model: torch.nn.Module) -> dict[str, list[torch.nn.Parameter]]:
@@ -76,9 +77,14 @@ def total_norm(tensors) -> float:
     return math.sqrt(float(torch.stack(sq).sum())) if sq else 0.0
 
 
+@torch.no_grad()
 def group_norms(groups: dict[str, list[torch.nn.Parameter]]) -> dict[str, float]:
-    """The L2 norm of each group's current ``.grad`` (before any clipping)."""
-    return {g: total_norm(p.grad for p in params) for g, params in groups.items()}
+    """The L2 norm of each group's current ``.grad`` (before any clipping), accumulated in float64."""
+    out = {}
+    for g, params in groups.items():
+        norms = [torch.linalg.vector_norm(p.grad, dtype=torch.float64) for p in params if p.grad is not None]
+        out[g] = float(torch.stack(norms).square().sum().sqrt()) if norms else 0.0
+    return out
 
 
 def relative_cap(previous_norms: list[float], factor: float) -> float:
@@ -115,20 +121,20 @@ def mix_direction_norm(params: list[torch.nn.Parameter], other_grads: list[torch
 
 @torch.no_grad()
 def adam_peaks(optimizer: torch.optim.Optimizer, groups: dict[str, list[torch.nn.Parameter]]) -> dict[str, float]:
-    """After an AdamW step: per group, the largest |g| / (√v̂ + eps) over its coordinates, with g the gradient the step
-    used and v̂ = v / (1 − β2^t) the bias-corrected second moment that includes it. Its bound √((1 − β2^t) / (1 − β2))
-    is reached when g dominates v: 1 at step 1, 9.8 at step 100, 31.6 in the limit (β2 = 0.999)."""
-    hyper = {id(p): pg for pg in optimizer.param_groups for p in pg["params"]}
+    """After an AdamW step: per group, the largest |g| / √v̂ over its coordinates, with g the gradient the step used
+    and v̂ = v / (1 − β2^t) the bias-corrected second moment that includes it (Adam's eps left out; a coordinate with
+    v = 0 had g = 0 and counts 0). Its bound √((1 − β2^t) / (1 − β2)) is reached when g dominates v: 1 at step 1,
+    9.8 at step 100, 31.6 in the limit (β2 = 0.999). Computed as √(max g² / v · (1 − β2^t)): no square roots over
+    the coordinates."""
+    beta2 = {id(p): pg["betas"][1] for pg in optimizer.param_groups for p in pg["params"]}
     out = {}
     for g, params in groups.items():
-        peak = 0.0
+        peak_sq = 0.0
         for p in params:
             state = optimizer.state.get(p)
             if p.grad is None or not state or "exp_avg_sq" not in state:
                 continue
-            beta2, eps = hyper[id(p)]["betas"][1], hyper[id(p)]["eps"]
-            step = float(state["step"])
-            v_hat = state["exp_avg_sq"] / (1 - beta2**step)
-            peak = max(peak, float((p.grad.abs() / (v_hat.sqrt() + eps)).max()))
-        out[g] = peak
+            ratio_sq = float(p.grad.square().div_(state["exp_avg_sq"].clamp_min(_TINY)).max())
+            peak_sq = max(peak_sq, ratio_sq * (1 - beta2[id(p)] ** float(state["step"])))
+        out[g] = math.sqrt(peak_sq)
     return out
