@@ -136,14 +136,15 @@ DOSE_TREND = register(
 CAPS = ("off", "30", "10", "1")
 
 
-def dose_trend_verdict(late: pd.DataFrame) -> Verdict:
-    """``f2e.dose_trend`` on one model's GRPO runs (columns clip in :data:`CAPS`, seed, late_acc): *rises* when the
-    mean late held-out accuracy grows at every tighter cap and the paired cap-1 − no-cap difference has its interval
-    above 0; *overall* when only the latter holds; else *none*."""
-    means = [late[late["clip"] == c]["late_acc"].mean() for c in CAPS]
+def dose_trend_verdict(late: pd.DataFrame, caps: tuple[str, ...] | None = None) -> Verdict:
+    """``f2e.dose_trend`` on one model's GRPO runs (columns clip in ``caps``, default :data:`CAPS`, from no cap to the
+    tightest; seed, late_acc): *rises* when the mean late held-out accuracy grows at every tighter cap and the paired
+    tightest − no-cap difference has its interval above 0; *overall* when only the latter holds; else *none*."""
+    caps = caps or CAPS
+    means = [late[late["clip"] == c]["late_acc"].mean() for c in caps]
     if any(pd.isna(m) for m in means):
         return DOSE_TREND.verdict(PENDING)
-    ends = paired_diff(late.assign(arm_id=late["clip"]), CAPS[-1], CAPS[0], "late_acc")
+    ends = paired_diff(late.assign(arm_id=late["clip"]), caps[-1], caps[0], "late_acc")
     if interval_sign(ends) <= 0:
         return DOSE_TREND.verdict("none")
     return DOSE_TREND.verdict("rises" if all(a < b for a, b in zip(means, means[1:], strict=False)) else "overall")

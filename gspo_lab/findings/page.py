@@ -32,7 +32,7 @@ import gspo_lab.findings.f6_variance as f6_variance
 import gspo_lab.findings.f7_token_adv as f7_token_adv
 import gspo_lab.findings.f8_dense as f8_dense
 import gspo_lab.findings.f9_precursors as f9_precursors
-import gspo_lab.findings.f10_why as f10_why  # noqa: F401  (its rules; its section comes with its results)
+import gspo_lab.findings.f10_runs as f10_runs
 from gspo_lab.findings.fmt import FILTERS
 from gspo_lab.paths import repo_root
 
@@ -61,6 +61,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f7": f7_token_adv.section,
     "f8": f8_dense.section,
     "f9": f9_precursors.section,
+    "f10": f10_runs.section,
     "specs": bookkeeping.section,
     "prov": bookkeeping.provenance_section,
 }

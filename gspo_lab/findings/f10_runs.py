@@ -1,0 +1,221 @@
+"""Finding 10's runs, tables, figure and page section (its rules: :mod:`gspo_lab.findings.f10_why`).
+
+Arms are named as the specs describe them: the 2×2's ``A`` GRPO, ``B`` GSPO, ``C`` GRPO's direction at GSPO's norm,
+``D`` GSPO's direction at GRPO's norm; ``SHRINK``, ``SKIP``, ``REL-GRPO``, ``REL-GSPO``; the onset arms and finding
+2's stored arms they are paired with as ``<objective> clip <cap>`` (:func:`gspo_lab.findings.f2_late._runs`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from gspo_lab.experiments.spec import cells
+from gspo_lab.experiments.stats import paired_diff
+from gspo_lab.experiments.store import load_result, result_path
+from gspo_lab.findings.f2_late import _runs as f2_runs
+from gspo_lab.findings.f2_mechanism import dose_trend_verdict
+from gspo_lab.findings.f10_why import (
+    SPECS,
+    dual_cap_verdict,
+    effects,
+    late_verdict,
+    relative_verdict,
+    skip_shrink_verdict,
+    two_by_two_verdict,
+)
+from gspo_lab.findings.fmt import clip_label, diff_cell, mean_ci, num, summary
+from gspo_lab.findings.rules import class_verdict
+from gspo_lab.findings.tables import F2, MODELS, declared, progress, spec, with_base
+from gspo_lab.grad_shaping import GROUPS
+
+__all__ = ["ARMS", "ONSET_CAPS", "DUAL_CAPS", "runs", "plot_two_by_two", "section"]
+
+#: the arms of the 2×2 and of shrink / skip, as the page names them
+ARMS = {
+    "A": "GRPO",
+    "B": "GSPO",
+    "C": "GRPO's direction at GSPO's norm",
+    "D": "GSPO's direction at GRPO's norm",
+    "SHRINK": "GRPO, cap 10",
+    "SKIP": "GRPO, skip above 10",
+    "REL-GRPO": "GRPO, cap 3× the recent median",
+    "REL-GSPO": "GSPO, cap 3× the recent median",
+}
+#: GRPO's caps from none to the tightest, with f10_onset_dual's 20 and 15 between finding 2's 30 and 10
+ONSET_CAPS = ("off", "30", "20", "15", "10", "1")
+DUAL_CAPS = ("30", "10")
+_COLUMNS = ("checkpoint", "objective", "grad_clip", "norm_of", "grad_skip", "grad_clip_rel")
+_PER_ROLLOUT = {"skipped": "grad/skipped:mean", "capped": "grad/clipped:mean", "cos": "grad/cos_other:mean"}
+
+
+def _off(value) -> bool:
+    """A grid value that is off: "off" as a spec writes it, None or NaN once tabled."""
+    return value is None or value == "off" or (isinstance(value, float) and math.isnan(value))
+
+
+def _arm_id(row) -> str:
+    if row["source"] == SPECS["two"]:
+        return {(True, "grpo"): "A", (True, "gspo"): "B", (False, "grpo"): "C", (False, "gspo"): "D"}[
+            (_off(row["norm_of"]), row["objective"])
+        ]
+    if row["source"] == SPECS["shrink"]:
+        if not _off(row["grad_skip"]):
+            return "SKIP"
+        if not _off(row["grad_clip_rel"]):
+            return f"REL-{row['objective'].upper()}"
+        return "SHRINK"
+    return f"{row['objective']} clip {clip_label(row['grad_clip'])}"
+
+
+def _with_logged(s, table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with each run's mean over rollouts of the logged shares (skipped, capped updates) and cosine, and
+    per gradient group its largest pre-clip norm (``norm_<group>``) and AdamW peak (``peak_<group>``)."""
+    by_key = {c.key: c for c in cells(s, "all")}
+    rows = []
+    for key in table["key"]:
+        pr = load_result(result_path(by_key[key]))["per_rollout"]
+        row = {name: pd.Series(pr.get(k, []), dtype=float).mean() for name, k in _PER_ROLLOUT.items()}
+        for g in GROUPS:
+            row[f"norm_{g}"] = pd.Series(pr.get(f"grad/norm_{g}:max", []), dtype=float).max()
+            row[f"peak_{g}"] = pd.Series(pr.get(f"adam/peak_{g}:max", []), dtype=float).max()
+        rows.append(row)
+    return pd.concat([table.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+
+
+def runs() -> pd.DataFrame:
+    """Every finished run of the f10 specs (endpoint v2 columns, ``arm_id``, ``model``, ``source``, logged shares),
+    and finding 2's stored seed-10-14 runs the onset arms are paired with (``source`` "f2")."""
+    parts = []
+    for name in SPECS.values():
+        s = spec(name)
+        t = declared(s)
+        if t.empty:
+            continue
+        t = with_base(s, t, tuple(c for c in _COLUMNS if c in s.base)).assign(source=name)
+        t = t.assign(**{c: None for c in _COLUMNS if c not in t})
+        parts.append(_with_logged(s, t.assign(arm_id=t.apply(_arm_id, axis=1))))
+    stored = f2_runs(F2).assign(source="f2")
+    table = pd.concat(parts + [stored], ignore_index=True)
+    return table.assign(model=table["checkpoint"].map(MODELS))
+
+
+def _arm_row(model: str, arm: str, g: pd.DataFrame, *extra) -> list:
+    """model, arm, seeds, late held-out accuracy, collapsed (endpoint v2), then ``extra``."""
+    late = mean_ci(summary(g["late_acc"]))
+    return [model, ARMS.get(arm, arm), len(g), late, f"{int(g['collapsed'].sum())}/{len(g)}", *extra]
+
+
+def _two_by_two(table: pd.DataFrame) -> tuple[list, list, list]:
+    rows, effect_rows, verdicts = [], [], []
+    for model, m in table[table["source"] == SPECS["two"]].groupby("model", sort=False):
+        for arm in "ABCD":
+            g = m[m["arm_id"] == arm]
+            cos = num(g["cos"].mean()) if arm in "CD" else "—"
+            rows.append(_arm_row(model, arm, g, mean_ci(summary(g["reward_auc"])), cos))
+        diffs = effects(m)
+        for name, diff in diffs.items():
+            effect_rows.append([model, name, diff_cell(diff), late_verdict(diff).label])
+        verdicts.append({"model": model, "verdict": two_by_two_verdict(diffs)})
+    return rows, effect_rows, verdicts
+
+
+def _shrink_skip(table: pd.DataFrame) -> tuple[list, list]:
+    rows, comparisons = [], []
+    pool = table[table["source"].isin([SPECS["two"], SPECS["shrink"]])]
+    for model, m in pool.groupby("model", sort=False):
+        for arm in ("SHRINK", "SKIP", "REL-GRPO", "REL-GSPO"):
+            g = m[m["arm_id"] == arm]
+            if len(g):
+                rows.append(_arm_row(model, arm, g, num(g["skipped"].mean()), num(g["capped"].mean())))
+        for arm, base, rule in (
+            ("SKIP", "SHRINK", skip_shrink_verdict),
+            ("REL-GSPO", "REL-GRPO", relative_verdict),
+            ("REL-GRPO", "A", late_verdict),
+        ):
+            diff = paired_diff(m, arm, base, "late_acc")
+            if len(diff):
+                comparisons.append([model, f"{ARMS[arm]} − {ARMS[base]}", diff_cell(diff), rule(diff).label])
+    return rows, comparisons
+
+
+def _onset(table: pd.DataFrame) -> tuple[list, list, list]:
+    dose, classes, duals = [], [], []
+    pool = table[table["source"].isin([SPECS["onset"], "f2"])]
+    for model, m in pool.groupby("model", sort=False):
+        grpo = m[m["arm_id"].str.fullmatch(r"grpo clip \S+")]  # plain GRPO: no Routing Replay, no dual-clip
+        grpo = grpo.assign(clip=grpo["arm_id"].str.rpartition(" clip ")[2])
+        steps = [f"{c}: {mean_ci(summary(g['late_acc']))} ({int(g['collapsed'].sum())}/{len(g)})"
+                 for c in ONSET_CAPS if len(g := grpo[grpo["clip"] == c])]  # fmt: skip
+        dose.append({"model": model, "steps": steps, "trend": dose_trend_verdict(grpo, ONSET_CAPS)})
+        for cap in ("20", "15"):
+            g = grpo[grpo["clip"] == cap]
+            if len(g):
+                classes.append([model, cap, f"{int(g['collapsed'].sum())}/{len(g)}",
+                                class_verdict(int(g["collapsed"].sum()), len(g)).label])  # fmt: skip
+        for cap in DUAL_CAPS:
+            diff = paired_diff(m, f"grpo_dual_clip clip {cap}", f"grpo clip {cap}", "late_acc")
+            if len(diff):
+                duals.append([model, cap, diff_cell(diff), dual_cap_verdict(diff).label])
+    return dose, classes, duals
+
+
+def _groups(table: pd.DataFrame) -> list[list]:
+    """Per model and arm of the 2×2: the median over seeds of each group's largest pre-clip norm and AdamW peak."""
+    rows = []
+    two = table[table["source"] == SPECS["two"]]
+    for (model, arm), g in two.groupby(["model", "arm_id"], sort=False):
+        norms = [num(g[f"norm_{grp}"].median()) for grp in GROUPS]
+        peaks = [num(g[f"peak_{grp}"].median()) for grp in GROUPS]
+        rows.append([model, ARMS[arm]] + [f"{n} / {p}" for n, p in zip(norms, peaks, strict=True)])
+    return rows
+
+
+def plot_two_by_two(data: pd.DataFrame):
+    """Late held-out accuracy at GRPO's and at GSPO's norm, one line per direction, a panel per model; seeds as dots,
+    the mean as a line (``data``: model, arm_id in A-D, seed, late_acc)."""
+    from gspo_lab.plots import _fig, color
+
+    where = {"A": ("grpo", 0), "C": ("grpo", 1), "D": ("gspo", 0), "B": ("gspo", 1)}
+    models = list(dict.fromkeys(data["model"])) or ["MoE"]
+    fig, axes = _fig(ncols=len(models), width=4.4)
+    for ax, model in zip(axes, models, strict=True):
+        m = data[data["model"] == model]
+        for direction in ("grpo", "gspo"):
+            arms = [a for a, (d, _) in where.items() if d == direction]
+            xs, means = [], []
+            for arm in sorted(arms, key=lambda a: where[a][1]):
+                g = m[m["arm_id"] == arm]
+                x = where[arm][1] + (0.04 if direction == "gspo" else -0.04)
+                ax.scatter([x] * len(g), g["late_acc"], s=12, alpha=0.5, color=color(direction))
+                xs.append(x)
+                means.append(g["late_acc"].mean())
+            ax.plot(xs, means, "o-", color=color(direction), label=f"{direction.upper()}'s direction")
+        ax.set_xticks([0, 1], ["GRPO's norm", "GSPO's norm"])
+        ax.set(title=model, ylabel="late held-out accuracy", ylim=(0, None), xlim=(-0.4, 1.4))
+        ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def section() -> tuple[dict, dict]:
+    table = runs()
+    two_rows, effect_rows, two_verdicts = _two_by_two(table)
+    shrink_rows, shrink_cmp = _shrink_skip(table)
+    dose, classes, duals = _onset(table)
+    ctx = {
+        "progress": [progress(spec(name)) for name in SPECS.values()],
+        "two_rows": two_rows,
+        "effects": effect_rows,
+        "two_verdicts": two_verdicts,
+        "shrink_rows": shrink_rows,
+        "shrink_cmp": shrink_cmp,
+        "dose": dose,
+        "classes": classes,
+        "duals": duals,
+        "groups": _groups(table),
+        "group_names": list(GROUPS),
+    }
+    data = table[table["source"] == SPECS["two"]][["model", "arm_id", "seed", "late_acc"]].reset_index(drop=True)
+    return ctx, {"f10_two_by_two": (data, plot_two_by_two)}
