@@ -31,6 +31,12 @@ Declared limits:
 2) replay acts during the forward; backward needs nothing more, *unless* gradient checkpointing recomputes the
    forward during backward, outside the context: replay refuses to run on a model with checkpointing on.
 3) only transformers' Qwen3-MoE blocks are controlled (``Qwen3MoeSparseMoeBlock``).
+4) the hooks rely on transformers' router internals (its output triple, its softmax / top-k / renormalisation).
+   Before the first record or replay of each model class in a process, :func:`self_check` runs a replay of
+   recorded ids on a tiny batch and requires the logits to come back bitwise; on any difference it raises
+   :class:`RoutingSelfCheckError` naming the installed transformers and the versions tested
+   (:data:`TESTED_TRANSFORMERS`). The check, not the version number, decides: a later release whose router
+   still behaves passes.
 """
 
 from __future__ import annotations
@@ -48,6 +54,9 @@ from gspo_lab.reductions import masked_mean
 from gspo_lab.validate import check_mask
 
 __all__ = [
+    "TESTED_TRANSFORMERS",
+    "RoutingSelfCheckError",
+    "self_check",
     "RoutingControl",
     "RoutingRecord",
     "enable_routing_control",
@@ -60,6 +69,43 @@ __all__ = [
 ]
 
 _ATTR = "_gspo_routing_control"  # where a model keeps its RoutingControl
+#: transformers releases whose Qwen3-MoE router this module was tested against (tests/test_routing.py)
+TESTED_TRANSFORMERS = ("5.24.0",)
+_CHECKED: set[type] = set()  # model classes whose self-check passed in this process
+
+
+class RoutingSelfCheckError(RuntimeError):
+    """Routing record/replay does not reproduce transformers' router on this installation."""
+
+
+def self_check(model: nn.Module, *, force: bool = False) -> None:
+    """Replay the recorded routing of a tiny fixed batch (B = 2, T = 6, no RNG) and require the logits bitwise; once
+    per model class and process unless ``force``. Raises :class:`RoutingSelfCheckError` (numbered limit 4)."""
+    if type(model) in _CHECKED and not force:
+        return
+    import transformers
+
+    vocab = model.config.vocab_size
+    x = (torch.arange(12).reshape(2, 6) * 7 + 3) % vocab
+    problem = None
+    try:
+        with torch.no_grad():
+            with _recording(model) as rec:
+                plain = model(input_ids=x).logits
+            with _replaying(model, rec.indices):
+                again = model(input_ids=x).logits
+        if not torch.equal(plain, again):
+            problem = f"replaying the recorded experts changed the logits (max |Δ| = {(plain - again).abs().max():.3g})"
+    except Exception as exc:  # an internal change shows up as any error inside the hooks
+        problem = f"{type(exc).__name__}: {exc}"
+    if problem is not None:
+        raise RoutingSelfCheckError(
+            f"Routing Replay self-check failed on {type(model).__name__} with transformers {transformers.__version__} "
+            f"(tested: {', '.join(TESTED_TRANSFORMERS)}): {problem}. transformers' Qwen3-MoE router internals "
+            "changed; record/replay would be silently wrong. Install a tested transformers "
+            f"(pip install 'transformers=={TESTED_TRANSFORMERS[-1]}') or update gspo_lab/routing.py."
+        )
+    _CHECKED.add(type(model))
 
 
 @dataclass(eq=False)
@@ -184,8 +230,15 @@ def record_routing(model: nn.Module) -> Iterator[RoutingRecord]:
     """Record the top-k expert ids of one forward pass.
 
     ``with record_routing(m) as rec: m(x)``, then ``rec.indices`` (B, L, T, k). The forward is unchanged
-    (bitwise); only the ids are kept, detached.
+    (bitwise); only the ids are kept, detached. The first call per model class runs :func:`self_check`.
     """
+    self_check(model)
+    with _recording(model) as record:
+        yield record
+
+
+@contextmanager
+def _recording(model: nn.Module) -> Iterator[RoutingRecord]:
     control = enable_routing_control(model)
     _check_idle(control)
     control.mode, control.recorded = "record", [None] * control.num_layers
@@ -206,7 +259,15 @@ def replay_routing(model: nn.Module, indices: Tensor) -> Iterator[RoutingRecord]
     anyway), on that pass's hidden states — which below layer 0 already went through replayed experts, so from
     layer 1 on it is "what this router would pick here", not the routing of an un-replayed π_θ forward.
     Raises ValueError for indices of the wrong shape, dtype or range, RuntimeError under gradient checkpointing.
+    The first call per model class runs :func:`self_check`.
     """
+    self_check(model)
+    with _replaying(model, indices) as record:
+        yield record
+
+
+@contextmanager
+def _replaying(model: nn.Module, indices: Tensor) -> Iterator[RoutingRecord]:
     control = enable_routing_control(model)
     _check_idle(control)
     _check_indices(indices, control)

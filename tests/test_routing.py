@@ -7,7 +7,9 @@ from dataclasses import replace
 
 import pytest
 import torch
+from transformers.models.qwen3_moe.modeling_qwen3_moe import Qwen3MoeTopKRouter
 
+import gspo_lab.routing as routing
 from gspo_lab.model import PRESETS, build_model
 from gspo_lab.routing import (
     enable_routing_control,
@@ -232,3 +234,46 @@ def test_replay_reports_the_routers_own_choice():
         model(input_ids=x)
     assert torch.equal(natural.indices[:, 0], rec.indices[:, 0])  # layer 0 sees the same hidden states
     assert not torch.equal(natural.indices, forced)
+
+
+def _router_scaled_scores(self, hidden_states):
+    """A transformers release whose router changed its gate weights (scores × 0.5, no longer what the replay
+    recomputes): the kind of internal change the self-check exists for."""
+    logits, scores, indices = _ORIGINAL_ROUTER_FORWARD(self, hidden_states)
+    return logits, scores * 0.5, indices
+
+
+def _router_reordered_output(self, hidden_states):
+    """A release whose router returns its triple in another order."""
+    logits, scores, indices = _ORIGINAL_ROUTER_FORWARD(self, hidden_states)
+    return logits, indices, scores
+
+
+_ORIGINAL_ROUTER_FORWARD = Qwen3MoeTopKRouter.forward
+
+
+def test_self_check_passes_on_the_installed_router(model, monkeypatch):
+    monkeypatch.setattr(routing, "_CHECKED", set())
+    routing.self_check(model)
+    assert type(model) in routing._CHECKED  # once per class and process: record/replay do not repeat it
+
+
+@pytest.mark.parametrize("patched", [_router_scaled_scores, _router_reordered_output], ids=["scores", "order"])
+def test_a_changed_router_is_caught_at_the_first_replay(patched, monkeypatch):
+    """Never a silently wrong replay: a router whose internals changed fails the self-check, with a message naming
+    the installed transformers and the versions tested (at record as at replay)."""
+    import transformers
+
+    monkeypatch.setattr(routing, "_CHECKED", set())
+    monkeypatch.setattr(Qwen3MoeTopKRouter, "forward", patched)
+    fresh = build_model("sweep", VOCAB, seed=1)
+    ids = torch.zeros(1, len(routing._moe_blocks(fresh)), 3, fresh.config.num_experts_per_tok, dtype=torch.long)
+    ids[..., 1] = 1
+    with pytest.raises(routing.RoutingSelfCheckError) as err:
+        with replay_routing(fresh, ids):
+            pass
+    message = str(err.value)
+    assert f"transformers {transformers.__version__}" in message and "tested: 5.24.0" in message
+    with pytest.raises(routing.RoutingSelfCheckError):
+        with record_routing(fresh):
+            pass
