@@ -20,7 +20,12 @@ import types
 import typing
 from pathlib import Path
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "CLI_EVAL_EVERY"]
+
+#: ``gspo-lab train`` evaluates on held-out prompts every this many rollouts unless told otherwise (0 = off)
+CLI_EVAL_EVERY = 10
+#: what ``gspo-lab bench`` imports beyond the main install (the ``bench`` extra)
+BENCH_MODULES = ("trl", "datasets")
 
 
 def _flag(name: str) -> str:
@@ -80,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_sft.add_argument("--out", required=True, help="checkpoint folder to write")
     p_train = sub.add_parser("train", help="run the RL loop; writes metrics and resumable state to --run-dir")
     _add_dataclass_flags(p_train, TrainConfig, _docs(TrainConfig))
+    # the CLI's run evaluates on held-out prompts by default: training reward cannot tell learning from collapse
+    # (TrainConfig's own default, 0, is what every stored cell's key holds)
+    p_train.set_defaults(eval_every=CLI_EVAL_EVERY)
+    for action in p_train._actions:
+        if action.dest == "eval_every":
+            action.help = action.help.replace("(default: 0)", f"(default: {CLI_EVAL_EVERY} here, TrainConfig's is 0)")
     p_train.add_argument("--run-dir", default=None, help="output folder (default: runs/<objective>-<time>)")
     p_train.add_argument(
         "--resume", action="store_true", help="continue the run saved in --run-dir (an error if none is saved there)"
@@ -94,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_export.add_argument("run", help="a run folder (written by gspo-lab train)")
     p_export.add_argument("out", help="the folder to write (must not exist or be empty)")
     p_sweep = sub.add_parser("sweep", help="run a grid of training runs from spec files (data/specs/), resumable")
-    p_sweep.add_argument("specs", nargs="*", help="spec files (TOML)")
+    p_sweep.add_argument("specs", nargs="*", help="spec files (TOML), or names of specs in data/specs/")
     p_sweep.add_argument(
         "--core", action="store_true", help="the core set: every spec marked core, at its core grid points"
     )
@@ -246,7 +257,17 @@ def main(argv: list[str] | None = None) -> int:
 
             return provenance(["--check"] if args.check else [], rule_markers())
         elif args.command == "bench":
+            import importlib.util
             import runpy
+
+            missing = [m for m in BENCH_MODULES if importlib.util.find_spec(m) is None]
+            if missing:
+                parser.exit(
+                    2,
+                    f"gspo-lab bench: error: the benchmark compares against TRL, which the main install leaves out "
+                    f"(missing: {', '.join(missing)}); install it with `bash scripts/bench.sh` "
+                    f"(or `pip install -e '.[bench]'`)\n",
+                )
 
             from gspo_lab.paths import repo_root
 

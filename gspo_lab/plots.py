@@ -1,7 +1,7 @@
 """Plot functions: data in, a matplotlib Figure out. One colour per objective, the paper's symbols on the axes.
 
 Nothing here computes an algorithm: every function draws numbers that gspo_lab.analysis / gradients / clipping
-produced. Callers display the Figure (notebooks) or save it (the report).
+produced. Callers display the Figure (notebooks) or save it (the findings page, docs/figures/).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Shared fixtures: small hand-built tensors and a tiny differentiable 'policy' for parameter gradients."""
+"""Shared fixtures: small hand-built tensors, a tiny differentiable 'policy' for parameter gradients, and one smoke-tier
+execution of every notebook per test session."""
 
 from __future__ import annotations
 
@@ -35,3 +36,20 @@ def policy_batch():
     with torch.no_grad():
         old_logp = policy(tokens) + 0.2 * torch.randn(B, T, generator=g, dtype=torch.float64)
     return policy, tokens, old_logp, mask
+
+
+SMOKE_CELL_TIMEOUT_S = 240
+
+
+@pytest.fixture(scope="session")
+def smoke(tmp_path_factory):
+    """Every notebook executed once per test session at the smoke tier (``run_all``): name -> its run record.
+
+    The notebook regression tests (test_notebooks.py) assert their claims; the browser test of the book
+    (test_browser.py) builds the book from the same executed notebooks, so the suite runs them only once.
+    """
+    from gspo_lab.nb.run import run_all
+
+    out = tmp_path_factory.mktemp("smoke")
+    runs = run_all("smoke", out, progress=False, cell_timeout=SMOKE_CELL_TIMEOUT_S)
+    return {r["name"]: r for r in runs}

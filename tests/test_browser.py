@@ -20,6 +20,12 @@ Flow:
     4. Fault injection (``GSPO_LAB_FAULT=widget-callback``): the same Run All check on a server started with it
        fails; and with it switched on in a live kernel (through the kernel's connection file, no cell), the
        slider check fails.
+    5. The main job's book (gspo_lab.nb.book), built from the session's smoke-tier execution of every notebook
+       (conftest.py's ``smoke``, shared with test_notebooks.py) and served by ``http.server`` on 127.0.0.1 from a
+       thread: from index.html every internal link of every page is followed (pages opened, other files fetched),
+       and nothing may answer >= 400, fail, or be requested from another host; every ``<img>`` loaded
+       (``naturalWidth > 0``), every math element was rendered by the bundled MathJax, and each widget panel shows
+       its stored frame's note.
 
 Pitfalls handled (JupyterLab 4.6, ipywidgets 8.1, Chromium 156):
     * "Run All" sent before the kernel is connected is silently dropped. The notebook toolbar's execution
@@ -58,6 +64,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
+import http.server
 import json
 import os
 import re
@@ -67,6 +75,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -838,3 +847,92 @@ def test_04_live_control_runs_with_grad_clip_and_shows_its_twin(pages, twins):
         expected = live_view(live_runs(twins.live_cfgs(clip=True), runs_dir() / "04_live", progress=False))[1]
         wait_readout(page, "live", expected, logs)
         assert plot_sources(page, "live"), "no image in the live panel"
+
+
+# ---------------------------------------------------------------- the book
+
+BOOK_PAGE_S = 30  # one page of the book: load, its images, MathJax's fonts
+IMAGES_NOT_LOADED_JS = "() => [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
+MATH_RENDERED_JS = """() => [...document.querySelectorAll('.math.notranslate')]
+    .every(e => e.querySelector('.MathJax, .MathJax_Display'))"""
+
+
+@contextlib.contextmanager
+def serving(folder: Path):
+    """``folder`` over HTTP on 127.0.0.1 from a thread: (base URL, the (path, status) of every answer)."""
+    answers: list[tuple[str, int]] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_request(self, code="-", size="-"):  # every answer, errors included, without printing
+            answers.append((self.path, int(code)))
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", answers
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def crawl(page, base: str) -> tuple[list[str], set[str], list[str]]:
+    """Open ``base``index.html and every page an internal link reaches; (pages, other internal files, problems)."""
+    todo, pages, files, problems = [base + "index.html"], [], set(), []
+    while todo:
+        url = todo.pop(0)
+        if url in pages:
+            continue
+        pages.append(url)
+        response = page.goto(url, wait_until="load", timeout=BOOK_PAGE_S * 1000)
+        if response is None or not response.ok:
+            problems.append(f"{url}: {response.status if response else 'no response'}")
+            continue
+        page.wait_for_load_state("networkidle", timeout=BOOK_PAGE_S * 1000)
+        page.wait_for_function(MATH_RENDERED_JS, timeout=BOOK_PAGE_S * 1000)
+        problems += [f"{url}: image not loaded: {src}" for src in page.evaluate(IMAGES_NOT_LOADED_JS)]
+        for link in page.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)"):
+            link = link.split("#")[0]
+            if not link.startswith(base) or link in pages:
+                continue
+            if link.endswith((".html", "/")):
+                todo.append(link)
+            else:
+                files.add(link)
+    return pages, files, problems
+
+
+def test_book_of_the_smoke_run_has_no_broken_link_image_or_external_request(browser, smoke, tmp_path):
+    from gspo_lab.nb.book import build_book
+
+    start = time.perf_counter()
+    book = build_book(tmp_path, list(smoke.values()))
+    assert book.warnings == (), "Sphinx warnings:\n" + "\n".join(book.warnings)
+    context = browser.new_context(viewport={"width": 1300, "height": 1000})
+    try:
+        with serving(book.index.parent) as (base, answers):
+            page = context.new_page()
+            failed, outside = [], []  # about:blank is MathJax's font probe, never a request to a host
+            page.on("requestfailed", lambda r: r.url.startswith(base) and failed.append(f"{r.url}: {r.failure}"))
+            page.on("request", lambda r: r.url.startswith((base, "about:", "data:")) or outside.append(r.url))
+            with screenshot_on_failure(page, "book"):
+                pages, files, problems = crawl(page, base)
+                statuses = {f: context.request.get(f).status for f in sorted(files)}
+                problems += [f"{f}: {status}" for f, status in statuses.items() if status >= 400]
+                for name, panels in PANELS.items():  # each panel: its stored frame, then the live-kernel note
+                    page.goto(f"{base}notebooks/{name}.html")
+                    framed = page.locator(".gspo-widget-note", has_text="the frame this run stored").count()
+                    if framed < len(panels):
+                        problems.append(f"{name}: {framed} widget frames with their note for {len(panels)} panels")
+    finally:
+        context.close()
+    errors = [f"{path}: {status}" for path, status in answers if status >= 400]
+    found = {"problems": problems, "failed requests": failed, "other hosts": outside, "server errors": errors}
+    assert not any(found.values()), found
+    expected = {f"{base}notebooks/{name}.html" for name in NOTEBOOKS} | {f"{base}findings.html", f"{base}numbers.html"}
+    assert expected <= set(pages), sorted(expected - set(pages))
+    print(
+        f"[browser] book: built in {book.seconds:.1f} s, {len(pages)} pages and {len(files)} files checked, "
+        f"{time.perf_counter() - start:.1f} s in all"
+    )

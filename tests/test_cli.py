@@ -134,3 +134,33 @@ def test_bench_passes_every_argument_through(monkeypatch):
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     assert main(["bench", "--quick", "--repeats", "3"]) == 0
     assert seen["argv"] == ["bench_step.py", "--quick", "--repeats", "3"] and seen["path"].endswith("bench_step.py")
+
+
+def test_train_evaluates_on_held_out_prompts_by_default(tmp_path):
+    """The CLI's run holds held-out evaluations unless told otherwise (TrainConfig's own default stays 0)."""
+    run, off = tmp_path / "run", tmp_path / "off"
+    assert main(["train", *SMALL, "--rollouts", "1", "--eval-prompts", "4", "--run-dir", str(run)]) == 0
+    assert list(pd.read_csv(run / "eval.csv")["rollout"]) == [0, 1]  # before the first rollout and after the last
+    assert main(["train", *SMALL, "--rollouts", "1", "--eval-every", "0", "--run-dir", str(off)]) == 0
+    assert not (off / "eval.csv").exists() and TrainConfig().eval_every == 0
+
+
+def test_a_spec_is_named_by_its_file_or_its_name():
+    from gspo_lab.experiments.spec import load_spec
+    from gspo_lab.paths import data_dir
+
+    by_name, by_path = load_spec("f1_clip_fractions"), load_spec(data_dir() / "specs" / "f1_clip_fractions.toml")
+    assert by_name == by_path and by_name.name == "f1_clip_fractions"
+    with pytest.raises(FileNotFoundError, match="the name of one in data/specs/ .*f1_clip_fractions"):
+        load_spec("f1_clip_fraction")
+
+
+def test_bench_without_trl_says_what_to_install(monkeypatch, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "trl" else real(name, *a))
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--quick"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and "missing: trl" in err[0] and "scripts/bench.sh" in err[0]

@@ -74,15 +74,16 @@ def test_layers():
         assert not deps & rig, f"math module {m} imports the rig: {deps & rig}"
         assert not any(d.startswith("gspo_lab.nb") for d in deps), f"math module {m} imports the notebook machinery"
     flat = sorted(p.stem for p in PKG.glob("*.py"))
-    assert not {"nbrun", "nbparams", "report", "results"} & set(flat), flat
-    assert {"run", "params", "report", "results", "engine"} <= {p.stem for p in (PKG / "nb").glob("*.py")}
+    assert not {"nbrun", "nbparams", "report", "book", "results"} & set(flat), flat
+    assert {"run", "params", "book", "frames", "results", "engine"} <= {p.stem for p in (PKG / "nb").glob("*.py")}
+    assert not (PKG / "nb" / "report.py").exists(), "the book (nb/book.py) replaced the hand-written HTML report"
     assert not (PKG / "nb" / "findings.py").exists(), "the findings page is its own package, not notebook machinery"
     assert not {"sweep", "experiments", "probes"} & set(flat), "the research rig lives in gspo_lab/experiments/"
 
 
-def test_rig_and_findings_modules_stay_small():
-    """The two one-purpose packages keep files of about 300 lines at most (STYLE 21)."""
-    sizes = {str(p.relative_to(PKG)): len(p.read_text().splitlines()) for d in ("experiments", "findings")
+def test_rig_findings_and_notebook_modules_stay_small():
+    """The one-purpose packages keep files of about 300 lines at most (STYLE 21)."""
+    sizes = {str(p.relative_to(PKG)): len(p.read_text().splitlines()) for d in ("experiments", "findings", "nb")
              for p in (PKG / d).glob("*.py")}  # fmt: skip
     assert {k: v for k, v in sizes.items() if v > 300} == {}
 

@@ -1,13 +1,16 @@
-"""Headless notebook execution (gspo_lab.nb.run) and the HTML report (gspo_lab.nb.report), on a tiny throwaway notebook.
+"""Headless notebook execution (gspo_lab.nb.run) and the book (gspo_lab.nb.book, .frames), on a tiny throwaway notebook.
 
-The notebook has what the real ones have: a ``parameters`` cell, widgets with an observer, a tqdm.auto loop, a
-matplotlib figure and a ``record_results`` call. Three kernel runs in all (a few seconds each).
+The notebook has what the real ones have: a ``parameters`` cell, widgets with an observer, a tqdm.auto loop, a panel
+whose Output widget draws a matplotlib figure, a figure, math in Markdown and a ``record_results`` call. Three kernel
+runs in all (a few seconds each); two Sphinx builds of the book (a few seconds each, most of it the findings page).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import re
 import sys
 from pathlib import Path
 from queue import Empty
@@ -19,9 +22,10 @@ from nbclient.exceptions import CellTimeoutError
 from papermill.exceptions import PapermillExecutionError
 
 from gspo_lab.nb import run as nbrun
+from gspo_lab.nb.book import build_book
 from gspo_lab.nb.engine import POLL_SLICE_S, SlicedShellChannel
-from gspo_lab.nb.report import build_report, summarize
-from gspo_lab.nb.results import load_results
+from gspo_lab.nb.frames import WIDGET_STATE, WIDGET_VIEW, static_notebook, widget_frames
+from gspo_lab.nb.results import load_results, summarize
 from gspo_lab.nb.run import KERNEL_NAME, ensure_kernel, execute
 
 WIDGET_CELL = """\
@@ -42,7 +46,21 @@ for _ in tqdm(range(3)):
     pass
 display(widgets.VBox([slider, out]))"""
 
-# display(fig) on a figure pyplot still holds: the inline backend shows it a second time, the report once
+# a panel as gspo_lab.widgets draws one: a control and an Output widget holding the figure (its stored frame)
+PANEL_CELL = """\
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+from IPython.display import display
+
+frame = widgets.Output()
+with frame:
+    fig, ax = plt.subplots(figsize=(2, 1.5))
+    ax.plot([0, 1], [x, 0])
+    display(fig)
+    plt.close(fig)
+display(widgets.VBox([widgets.IntSlider(value=x), frame]))"""
+
+# display(fig) on a figure pyplot still holds: the inline backend shows it a second time
 FIGURE_CELL = """\
 import matplotlib.pyplot as plt
 from IPython.display import display
@@ -82,9 +100,8 @@ def tiny_run(tmp_path_factory):
     """The tiny notebook executed once with x = 2: (folder, source notebook, executed notebook, results JSON)."""
     root = tmp_path_factory.mktemp("nbrun")
     (root / "src").mkdir()
-    source = make_notebook(
-        root / "src" / "tiny.ipynb", "# Tiny", WIDGET_CELL, "## A figure", FIGURE_CELL, "## Results", RECORD_CELL
-    )
+    cells = ["# Tiny", WIDGET_CELL, PANEL_CELL, "## A figure of $y = x t$", FIGURE_CELL, "## Results", RECORD_CELL]
+    source = make_notebook(root / "src" / "tiny.ipynb", *cells)
     out, results = root / "out" / "tiny.ipynb", root / "out" / "tiny.json"
     seconds = execute(source, out, {"x": 2, "results_path": str(results)}, cell_timeout=60)
     return root, source, out, results, seconds
@@ -127,22 +144,78 @@ def test_real_timeout_raises_cell_timeout_error(tmp_path):
         execute(source, tmp_path / "out.ipynb", {}, cell_timeout=2)
 
 
-def test_build_report_shows_claims_and_figures(tiny_run):
+EXTERNAL_ASSET = re.compile(r"<(?:script|link|img|iframe|source)\b[^>]*\b(?:src|href)=[\"']?(?:https?:)?//", re.I)
+
+
+def external_assets(site: Path) -> dict[str, list[str]]:
+    """Page -> its <script>/<link>/<img>/<iframe>/<source> tags that load from another host (the book must not)."""
+    found = {str(p.relative_to(site)): EXTERNAL_ASSET.findall(p.read_text()) for p in site.rglob("*.html")}
+    return {page: tags for page, tags in found.items() if tags}
+
+
+def test_book_shows_pages_claims_and_widget_frames_offline(tiny_run):
     root, _, out, results, seconds = tiny_run
     runs = [
-        {"name": "tiny", "tier": "smoke", "seconds": seconds, "ok": True, "error": None, "results": str(results)},
-        {"name": "broken", "tier": "smoke", "seconds": 1.0, "ok": False, "error": "ValueError: <boom>"},
-    ]
-    report = build_report(out.parent, runs)
-    page = report.read_text()
-    assert report == out.parent / "report.html"
-    assert "the papermill parameter reached the kernel" in page
-    assert "PASS" in page and "ValueError: &lt;boom&gt;" in page
-    assert '<img src="figures/tiny-1.png" alt="tiny, figure 1 — A figure"' in page
-    assert (out.parent / "figures" / "tiny-1.png").read_bytes().startswith(b"\x89PNG")
-    assert not (out.parent / "figures" / "tiny-2.png").exists()  # the identical second copy is shown once
-    assert "<td>nested.half</td>" in page
+        {"name": "tiny", "tier": "smoke", "seconds": seconds, "ok": True, "error": None, "results": str(results),
+         "executed": str(out), "parameters": {"x": 2, "results_path": str(results)}},
+        {"name": "broken", "tier": "smoke", "seconds": 1.0, "ok": False, "error": "ValueError: <boom>",
+         "results": None, "executed": None},
+    ]  # fmt: skip
+    book = build_book(root / "run", runs)
+    site = root / "run" / "book"
+    assert book.index == site / "index.html" and book.warnings == (), book.warnings
+    index = book.index.read_text()
+    assert "the papermill parameter reached the kernel" in index and 'class="gspo-pass"' in index  # the dashboard
+    assert "ValueError: &lt;boom&gt;" in index and 'class="gspo-fail"' in index
+    assert 'href="notebooks/tiny.html"' in index and 'href="findings.html"' in index  # the table of contents
+    assert "nested.half" in (site / "numbers.html").read_text()
+    assert sorted(p.name for p in (site / "notebooks").glob("*.html")) == ["tiny.html"]  # no page for "broken"
+    assert 'src="_images/f1_clip_curves.png"' in (site / "findings.html").read_text()  # docs/figures/ came along
+    assert (site / "_images" / "f1_clip_curves.png").is_file()
+
+    page = (site / "notebooks" / "tiny.html").read_text()
+    assert 'src="../_static/mathjax/MathJax.js' in page and r"\(y = x t\)" in page  # math, rendered by local MathJax
+    assert page.count('class="gspo-widget-note"') == 2  # the panel and the slider + text Output
+    assert "|██████████| 3/3" in page  # the tqdm bar, as its final text
+    assert "widget-view+json" not in page and "jupyter-widgets" not in page
+    nb = json.loads(out.read_text())
+    state = nb["metadata"]["widgets"][WIDGET_STATE]["state"]
+    panel = next(c for c in nb["cells"] if c["id"] == "cell-2")["outputs"][0]["data"][WIDGET_VIEW]["model_id"]
+    (frame,) = widget_frames(panel, state)
+    shown = {p.read_bytes() for p in (site / "_images").glob("*.png")}
+    assert base64.b64decode(frame) in shown  # the panel's stored frame is on the page
+    assert external_assets(site) == {}
+    assert "widgets" not in json.loads((root / "run" / "book_src" / "notebooks" / "tiny.ipynb").read_text())["metadata"]
     assert summarize(runs) == {"notebooks": 2, "notebooks_ok": 1, "claims": 1, "claims_passed": 1}
+
+
+def test_static_notebook_replaces_views_follows_boxes_and_drops_state():
+    png = base64.b64encode(b"\x89PNG fake").decode()
+    state = {
+        "box": {"model_name": "VBoxModel", "state": {"children": ["IPY_MODEL_slider", "IPY_MODEL_out",
+                                                                  "IPY_MODEL_box"]}},  # a cycle is followed once
+        "slider": {"model_name": "IntSliderModel", "state": {"value": 3}},
+        "out": {"model_name": "OutputModel", "state": {"outputs": [{"output_type": "display_data",
+                                                                    "data": {"image/png": png}}]}},
+        "bare": {"model_name": "ButtonModel", "state": {}},
+    }  # fmt: skip
+    view = {"output_type": "display_data", "data": {WIDGET_VIEW: {"model_id": "box"}, "text/plain": "VBox(…)"}}
+    text = {"output_type": "stream", "name": "stdout", "text": "hello\n"}
+    nb = {
+        "metadata": {"widgets": {WIDGET_STATE: {"state": state}}},
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "outputs": [text, view]},
+            {"cell_type": "code", "metadata": {"jupyter": {"source_hidden": True}},
+             "outputs": [{"output_type": "display_data", "data": {WIDGET_VIEW: {"model_id": "bare"}}}]},
+        ],
+    }  # fmt: skip
+    static = static_notebook(nb)
+    assert "widgets" not in static["metadata"] and "widgets" in nb["metadata"]  # a copy; the state is dropped
+    first, second = (c["outputs"] for c in static["cells"])
+    assert first[0] == text and first[1]["data"] == {"image/png": png}  # the frame, then the note
+    assert len(first) == 3 and "live kernel" in first[2]["data"]["text/html"]
+    assert len(second) == 1 and "live kernel" in second[0]["data"]["text/html"]  # no frame: the note alone
+    assert static["cells"][1]["metadata"]["tags"] == ["hide-input"]
 
 
 def test_sliced_shell_channel_polls_in_short_slices(monkeypatch):
@@ -189,7 +262,7 @@ def test_run_all_records_a_failing_notebook_and_goes_on(tmp_path, monkeypatch):
     assert runs[1]["parameters"]["rollouts"] == 3
 
 
-def test_main_exits_nonzero_on_a_failed_claim_and_still_writes_the_report(tmp_path, monkeypatch, capsys):
+def test_main_exits_nonzero_on_a_failed_claim_and_still_builds_the_book(tmp_path, monkeypatch, capsys):
     results = tmp_path / "00_tour.json"
     results.write_text(
         json.dumps(
@@ -202,6 +275,8 @@ def test_main_exits_nonzero_on_a_failed_claim_and_still_writes_the_report(tmp_pa
     run = {"name": "00_tour", "tier": "smoke", "seconds": 1.0, "ok": True, "error": None, "results": str(results)}
     monkeypatch.setattr(nbrun, "run_all", lambda tier, out, **kw: [run])
     assert nbrun.main(["--tier", "smoke", "--out", str(tmp_path)]) == 1
-    assert capsys.readouterr().out.strip().endswith(str(tmp_path / "report.html"))
-    assert "a claim" in (tmp_path / "report.html").read_text()
+    printed = capsys.readouterr().out
+    assert printed.strip().endswith(str(tmp_path / "book" / "index.html")) and "0 Sphinx warnings" in printed
+    index = (tmp_path / "book" / "index.html").read_text()
+    assert "a claim" in index and 'class="gspo-fail"' in index
     assert json.loads((tmp_path / "runs.json").read_text()) == [run]

@@ -1,7 +1,8 @@
 """The notebooks as regression tests: each runs headless (smoke tier) under papermill and its claims hold.
 
 Every notebook records claims computed *live* in this run from a shipped checkpoint (gspo_lab.nb.results); the
-assertions below read that JSON back. One run of all notebooks per test session (module fixture).
+assertions below read that JSON back. One run of all notebooks per test session (the ``smoke`` fixture of
+conftest.py, which the browser test of the book shares).
 """
 
 from __future__ import annotations
@@ -12,17 +13,10 @@ import shutil
 import pytest
 
 from gspo_lab.nb.params import NOTEBOOKS
-from gspo_lab.nb.run import execute, run_all
+from gspo_lab.nb.run import execute
 from gspo_lab.paths import repo_root
 
-SMOKE_CELL_TIMEOUT_S = 240
-
-
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    out = tmp_path_factory.mktemp("smoke")
-    runs = run_all("smoke", out, progress=False, cell_timeout=SMOKE_CELL_TIMEOUT_S)
-    return {r["name"]: r for r in runs}
+SMOKE_CELL_TIMEOUT_S = 240  # as conftest.py's ``smoke`` fixture
 
 
 def _results(smoke, name):

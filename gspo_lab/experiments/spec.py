@@ -171,10 +171,15 @@ def _core(path: Path, raw: dict) -> tuple[bool, dict | None]:
 
 
 def load_spec(path: str | Path) -> Spec:
-    """Read and check a spec file; errors name the field."""
+    """Read and check a spec file — a path, or the name of a committed spec (``f1_clip_fractions`` for
+    ``data/specs/f1_clip_fractions.toml``); errors name the field."""
     path = Path(path)
+    committed = data_dir() / "specs" / f"{path.name}.toml"
+    if not path.is_file() and path.suffix != ".toml" and path.parent == Path(".") and committed.is_file():
+        path = committed
     if not path.is_file():
-        raise FileNotFoundError(f"spec {path} not found (specs live in data/specs/)")
+        known = ", ".join(sorted(p.stem for p in (data_dir() / "specs").glob("*.toml")))
+        raise FileNotFoundError(f"spec {path} not found: give a spec file or the name of one in data/specs/ ({known})")
     raw = tomllib.loads(path.read_text())
     for field in ("name", "description", "seeds", "base", "grid"):
         if field not in raw:

@@ -13,6 +13,9 @@ own code, unchanged. Importing this module registers the engine with papermill.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
 from queue import Empty
 from time import monotonic
 
@@ -61,6 +64,10 @@ class SlicedPollNotebookClient(PapermillNotebookClient):
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
         km.client_factory = SlicedKernelClient
+        # IPC (Unix sockets in a private temporary folder) instead of unencrypted TCP on localhost: no port another
+        # user could reach, and no "Kernel is running over TCP without encryption" warning per notebook
+        self.ipc_dir = Path(tempfile.mkdtemp(prefix="gspo-kernel-"))
+        km.transport, km.ip = "ipc", str(self.ipc_dir / "kernel")
         return km
 
 
@@ -101,7 +108,11 @@ class SlicedPollEngine(NBClientEngine):
             stderr_file=stderr_file,
             **kwargs,
         )
-        return client.execute()
+        try:
+            return client.execute()
+        finally:
+            if getattr(client, "ipc_dir", None) is not None:
+                shutil.rmtree(client.ipc_dir, ignore_errors=True)
 
 
 papermill_engines.register(ENGINE_NAME, SlicedPollEngine)

@@ -1,7 +1,7 @@
 """Notebook results: claims with verdicts and headline numbers, written as JSON to a path papermill passes in.
 
 Every notebook ends with one ``record_results(results_path, ...)`` call. The tests read the JSON back and assert the
-claims; the main job's HTML report shows them. (papermill's own ``record`` is gone and scrapbook is
+claims; the main job's book (``gspo_lab.nb.book``) shows them. (papermill's own ``record`` is gone and scrapbook is
 unmaintained since 2021.) ``results_path=None`` — the interactive default — writes nothing.
 
 JSON layout::
@@ -20,7 +20,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["Claim", "claim", "record_results", "load_results"]
+__all__ = ["Claim", "claim", "record_results", "load_results", "summarize"]
 
 _OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 
@@ -85,3 +85,18 @@ def record_results(
 
 def load_results(path: str | Path) -> dict:
     return json.loads(Path(path).read_text())
+
+
+def summarize(runs: list[dict]) -> dict:
+    """Counts over ``run_all``'s records: ``notebooks``, ``notebooks_ok``, ``claims``, ``claims_passed``.
+
+    Claims are read from each run's results JSON (``run["results"]``; a run without one counts no claims).
+    """
+    paths = [Path(run["results"]) for run in runs if run.get("results")]
+    claims = [c for path in paths if path.is_file() for c in load_results(path).get("claims") or []]
+    return {
+        "notebooks": len(runs),
+        "notebooks_ok": sum(bool(run.get("ok")) for run in runs),
+        "claims": len(claims),
+        "claims_passed": sum(bool(c.get("passed")) for c in claims),
+    }

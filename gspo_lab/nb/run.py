@@ -3,8 +3,9 @@
     python -m gspo_lab.nb.run --tier full [--out runs/<timestamp>] [--notebooks 00_tour 03_clipping]
 
 runs every notebook of ``gspo_lab.nb.params.NOTEBOOKS`` at a tier through papermill, each writing its results
-JSON (``gspo_lab.nb.results``) beside its executed copy, then builds ``report.html`` (``gspo_lab.nb.report``). The exit
-status is 1 when a notebook failed or a claim did not hold (the report is written either way).
+JSON (``gspo_lab.nb.results``) beside its executed copy, then builds the book, a static site of the executed notebooks,
+the claims dashboard and the findings page (``gspo_lab.nb.book``: ``<out>/book/index.html``). The exit status is 1
+when a notebook failed or a claim did not hold (the book is built either way).
 
 Where this departs from a plain ``papermill.execute_notebook``, numbered:
     1. The kernel is always ``gspo-lab``: a kernelspec installed into this environment (``sys.prefix``) that runs
@@ -112,7 +113,7 @@ def execute(
 
 
 def _describe(exc: BaseException) -> str:
-    """A short, plain-text error message for the run record and the report."""
+    """A short, plain-text error message for the run record and the book."""
     ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
     if ename is not None:  # PapermillExecutionError: the notebook's own exception
         text = f"{ename}: {evalue} (cell [{getattr(exc, 'exec_count', '?')}])"
@@ -174,8 +175,9 @@ def run_all(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The main job: run the notebooks, build the report, print its path. 0 when every notebook and claim passed."""
-    from gspo_lab.nb.report import build_report, summarize
+    """The main job: run the notebooks, build the book, print its index.html. 0 when every notebook and claim passed."""
+    from gspo_lab.nb.book import build_book
+    from gspo_lab.nb.results import summarize
 
     parser = argparse.ArgumentParser(prog="python -m gspo_lab.nb.run", description=main.__doc__)
     parser.add_argument("--tier", choices=TIERS, default="full", help="parameter tier (default: full)")
@@ -190,13 +192,16 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out if args.out is not None else runs_dir() / time.strftime("%Y%m%d-%H%M%S")
     runs = run_all(args.tier, out, notebooks=args.notebooks, cell_timeout=args.cell_timeout)
     (Path(out) / "runs.json").write_text(json.dumps(runs, indent=1))
-    report = build_report(Path(out), runs)
     s = summarize(runs)
     for run in runs:
         status = "ok" if run["ok"] else f"FAILED: {run['error']}"
         print(f"{run['name']:<22} {run['seconds']:8.1f} s  {status}")
     print(f"notebooks ok {s['notebooks_ok']}/{s['notebooks']}, claims passed {s['claims_passed']}/{s['claims']}")
-    print(report)
+    book = build_book(Path(out), runs)
+    for warning in book.warnings:
+        print(f"book: {warning}")
+    print(f"book built in {book.seconds:.1f} s ({len(book.warnings)} Sphinx warnings)")
+    print(book.index)
     return 0 if s["notebooks_ok"] == s["notebooks"] and s["claims_passed"] == s["claims"] else 1
 
 
