@@ -70,7 +70,7 @@ __all__ = [
 
 _ATTR = "_gspo_routing_control"  # where a model keeps its RoutingControl
 #: transformers releases whose Qwen3-MoE router this module was tested against (tests/test_routing.py)
-TESTED_TRANSFORMERS = ("5.24.0",)
+TESTED_TRANSFORMERS = ("5.24.0", "5.25.0")
 _CHECKED: set[type] = set()  # model classes whose self-check passed in this process
 
 

@@ -273,7 +273,7 @@ def test_a_changed_router_is_caught_at_the_first_replay(patched, monkeypatch):
         with replay_routing(fresh, ids):
             pass
     message = str(err.value)
-    assert f"transformers {transformers.__version__}" in message and "tested: 5.24.0" in message
+    assert f"transformers {transformers.__version__}" in message and "tested: 5.24.0, 5.25.0" in message
     with pytest.raises(routing.RoutingSelfCheckError):
         with record_routing(fresh):
             pass
