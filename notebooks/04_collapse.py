@@ -157,6 +157,28 @@ print(f"held-out runs: {precursors['held_out']} ({precursors['collapsing']} coll
 display(pd.DataFrame(precursors["held_rows"], columns=[*columns, "verdict (f9.skill)"]))
 
 # %% [markdown]
+# ## 5. Why? Size or content of GRPO's updates (finding 10)
+# Interventions declared with both accounts' predictions before their runs (`data/specs/f10_*.toml`): each
+# objective's direction applied at the other's gradient norm (the 2×2), skipping large updates instead of shrinking
+# them, a relative cap for both objectives, and dual-clip under a cap. *Size* predicts GRPO's direction at GSPO's
+# norm does as well as GSPO; *content* predicts GSPO's direction at GRPO's norm does. The verdicts are the page's
+# rules; cells still running show as pending.
+
+# %%
+from gspo_lab.findings.f10_runs import section as why_section
+
+why, why_figures = why_section()
+two_by_two, plot_two_by_two = why_figures["f10_two_by_two"]  # the page's figure: its data and its plot function
+display(plot_two_by_two(two_by_two))
+display(pd.DataFrame(why["effects"], columns=["model", "effect", "late held-out acc., paired", "reading (f10.late)"]))
+for v in why["two_verdicts"]:
+    print(f"{v['model']}: {v['verdict']}")
+
+# %%
+display(pd.DataFrame(why["shrink_cmp"], columns=["model", "comparison", "late held-out acc., paired", "verdict"]))
+display(pd.DataFrame(why["duals"], columns=["model", "cap", "dual-clip + cap − cap, paired", "verdict (f10.dual_cap)"]))
+
+# %% [markdown]
 # ## What to take away
 # * One GRPO update changes a share of an MoE's expert choices in every layer; Routing Replay makes the ratio's
 #   forward reuse π_old's experts exactly. Whether that prevents GRPO's collapse is finding 4's verdict, printed in
@@ -165,6 +187,8 @@ display(pd.DataFrame(precursors["held_rows"], columns=[*columns, "verdict (f9.sk
 #   while GSPO's holds; a single seed proves nothing, the map over seeds does.
 # * Whether any logged signal warns ahead of a collapse is scored on held-out runs above — read its verdict before
 #   trusting a dashboard alarm.
+# * Why a cap protects GRPO is an experiment, not an argument: section 5's 2×2 says whether the size or the content of
+#   GRPO's updates does the harm, by its declared rule.
 
 # %% [markdown]
 # ## Record results
