@@ -20,11 +20,14 @@ _extras="${1:-}"
 _venv="$_root/.venv"
 _py="${GSPO_LAB_PYTHON:-python3}"
 
+_pip() {  # pip, without the warning a machine-wide pip.conf prints for each package of an index folder it lacks
+  "$_venv/bin/python" -m pip "$@" 2> >(grep -v "^WARNING: Location '.*' is ignored: it is neither a file nor a directory\.$" >&2)
+}
 if [ ! -x "$_venv/bin/python" ]; then
   "$_py" -c 'import sys; assert sys.version_info >= (3, 10), "gspo_lab needs Python >= 3.10"'
   echo "[env] creating $_venv with $("$_py" --version)"
   "$_py" -m venv "$_venv"
-  "$_venv/bin/python" -m pip install -q --upgrade pip
+  _pip install -q --upgrade pip
 fi
 _lock="$_root/requirements/main.lock.txt"
 [ -n "$_extras" ] && _lock="$_root/requirements/all.lock.txt"
@@ -53,20 +56,21 @@ if [ ! -f "$_stamp" ] || [ "$(sed -n 1p "$_stamp")" != "$_hash" ] || { [ -n "$_e
   _spec="$_root"; [ -n "$_extras" ] && _spec="$_root[$_extras]"
   if [ "$_mode" = "lock" ]; then
     echo "[env] installing the locked dependencies (${_lock#"$_root"/}), then gspo_lab ${_extras:+[$_extras] }(editable)"
-    "$_venv/bin/python" -m pip install -q --require-hashes -r "$_lock"
-    "$_venv/bin/python" -m pip install -q --no-deps -e "$_spec"
+    _pip install -q --require-hashes -r "$_lock"
+    _pip install -qq --no-deps -e "$_spec"  # -qq: not setuptools' note on every editable build
   else
     echo "[env] not using the lock ($_why): installing pyproject.toml's ranges"
     if ! "$_venv/bin/python" -c 'import torch' 2>/dev/null; then
       echo "[env] installing ${GSPO_LAB_TORCH:-torch==2.13.0}"
-      "$_venv/bin/python" -m pip install -q "${GSPO_LAB_TORCH:-torch==2.13.0}"
+      _pip install -q "${GSPO_LAB_TORCH:-torch==2.13.0}"
     fi
     echo "[env] installing gspo_lab ${_extras:+[$_extras] }(editable)"
-    "$_venv/bin/python" -m pip install -q -e "$_spec"
+    _pip install -q -e "$_spec"
   fi
   printf '%s\n%s\n' "$_hash" "${_extras:-$_have}" > "$_stamp"
 fi
 export PATH="$_venv/bin:$PATH"
 export VIRTUAL_ENV="$_venv"
 unset _root _extras _py _stamp _hash _have _spec _lock _mode _why _locked_torch _have_torch
+unset -f _pip
 set +euo pipefail
