@@ -8,6 +8,7 @@ Arms are named as the specs describe them: the 2×2's ``A`` GRPO, ``B`` GSPO, ``
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pandas as pd
 
@@ -17,6 +18,7 @@ from gspo_lab.experiments.store import load_result, result_path
 from gspo_lab.findings.f2_late import _runs as f2_runs
 from gspo_lab.findings.f2_mechanism import dose_trend_verdict
 from gspo_lab.findings.f10_why import (
+    EFFECTS,
     SPECS,
     dual_cap_verdict,
     effects,
@@ -101,6 +103,14 @@ def runs() -> pd.DataFrame:
     return table.assign(model=table["checkpoint"].map(MODELS))
 
 
+def _provisional(verdict, runs: pd.DataFrame, arms, seeds: int = 5):
+    """``verdict`` marked provisional while one of ``arms`` holds fewer than ``seeds`` finished runs."""
+    done = [int((runs["arm_id"] == a).sum()) for a in arms]
+    if min(done) >= seeds or verdict.outcome == "pending":
+        return verdict
+    return replace(verdict, provisional=f"{sum(done)} of {seeds * len(done)} runs finished")
+
+
 def _arm_row(model: str, arm: str, g: pd.DataFrame, *extra) -> list:
     """model, arm, seeds, late held-out accuracy, collapsed (endpoint v2), then ``extra``."""
     late = mean_ci(summary(g["late_acc"]))
@@ -116,8 +126,8 @@ def _two_by_two(table: pd.DataFrame) -> tuple[list, list, list]:
             rows.append(_arm_row(model, arm, g, mean_ci(summary(g["reward_auc"])), cos))
         diffs = effects(m)
         for name, diff in diffs.items():
-            effect_rows.append([model, name, diff_cell(diff), late_verdict(diff).label])
-        verdicts.append({"model": model, "verdict": two_by_two_verdict(diffs)})
+            effect_rows.append([model, name, diff_cell(diff), str(_provisional(late_verdict(diff), m, EFFECTS[name]))])
+        verdicts.append({"model": model, "verdict": _provisional(two_by_two_verdict(diffs), m, "ABCD")})
     return rows, effect_rows, verdicts
 
 
@@ -136,7 +146,8 @@ def _shrink_skip(table: pd.DataFrame) -> tuple[list, list]:
         ):
             diff = paired_diff(m, arm, base, "late_acc")
             if len(diff):
-                comparisons.append([model, f"{ARMS[arm]} − {ARMS[base]}", diff_cell(diff), rule(diff).label])
+                verdict = str(_provisional(rule(diff), m, (arm, base)))
+                comparisons.append([model, f"{ARMS[arm]} − {ARMS[base]}", diff_cell(diff), verdict])
     return rows, comparisons
 
 
@@ -152,12 +163,13 @@ def _onset(table: pd.DataFrame) -> tuple[list, list, list]:
         for cap in ("20", "15"):
             g = grpo[grpo["clip"] == cap]
             if len(g):
-                classes.append([model, cap, f"{int(g['collapsed'].sum())}/{len(g)}",
-                                class_verdict(int(g["collapsed"].sum()), len(g)).label])  # fmt: skip
+                verdict = _provisional(class_verdict(int(g["collapsed"].sum()), len(g)), grpo, (f"grpo clip {cap}",))
+                classes.append([model, cap, f"{int(g['collapsed'].sum())}/{len(g)}", str(verdict)])
         for cap in DUAL_CAPS:
-            diff = paired_diff(m, f"grpo_dual_clip clip {cap}", f"grpo clip {cap}", "late_acc")
+            arms = (f"grpo_dual_clip clip {cap}", f"grpo clip {cap}")
+            diff = paired_diff(m, *arms, "late_acc")
             if len(diff):
-                duals.append([model, cap, diff_cell(diff), dual_cap_verdict(diff).label])
+                duals.append([model, cap, diff_cell(diff), str(_provisional(dual_cap_verdict(diff), m, arms))])
     return dose, classes, duals
 
 
