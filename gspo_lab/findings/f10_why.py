@@ -64,8 +64,8 @@ TWO_BY_TWO = register(
         "f10.two_by_two",
         "10",
         {
-            "size": "size: GSPO's norms protect whichever direction they carry; the direction makes no difference",
-            "content": "content: GSPO's direction protects at either norm; the norm makes no difference",
+            "size": "size: GSPO's norms protect whichever direction they carry; no direction effect shown",
+            "content": "content: GSPO's direction protects at either norm; no norm effect shown",
             "both": "both: each of GSPO's norm and GSPO's direction protects on its own",
             "neither": "neither: no norm or direction effect shown",
             "mixed": "mixed: the effects do not fit one account",
