@@ -18,10 +18,10 @@
 #
 # **Question.** Why is GSPO stable where GRPO collapses? What does one update do to an MoE's routing, what does
 # Routing Replay change, what does a collapse look like as it happens, how often does it happen over every stored
-# run — and does anything announce it?
+# run, does anything announce it — and why does a grad-norm cap save GRPO?
 #
 # **Paper.** GSPO §5.3 (≈ 10 % of activated experts change after one update; GRPO on the MoE needs Routing Replay to
-# converge, GSPO does not), §5.5 (GRPO's collapse, often irreversible). `docs/findings.md` findings 2-4 and 9 hold
+# converge, GSPO does not), §5.5 (GRPO's collapse, often irreversible). `docs/findings.md` findings 2-4, 9 and 10 hold
 # the rates and verdicts read here.
 
 # %% tags=["parameters"]
