@@ -100,7 +100,8 @@ def runs() -> pd.DataFrame:
         parts.append(_with_logged(s, t.assign(arm_id=t.apply(_arm_id, axis=1))))
     stored = f2_runs(F2).assign(source="f2")
     table = pd.concat(parts + [stored], ignore_index=True)
-    return table.assign(model=table["checkpoint"].map(MODELS))
+    table = table.assign(model=table["checkpoint"].map(MODELS), order=table["checkpoint"].map(list(MODELS).index))
+    return table.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)  # MoE first
 
 
 def _provisional(verdict, runs: pd.DataFrame, arms, seeds: int = 5):
