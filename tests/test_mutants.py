@@ -426,6 +426,15 @@ def two_by_two_any(diffs):
     return f10_why.TWO_BY_TWO.verdict(outcome[(norm, direction)])
 
 
+def account_two_by_two_only(two_by_two, skip_shrink, relative):
+    """f10.account reading content from the 2×2 alone."""
+    if rules.PENDING in (two_by_two.outcome, skip_shrink.outcome, relative.outcome):
+        return f10_why.ACCOUNT.verdict(rules.PENDING)
+    size, content = two_by_two.outcome in ("size", "both"), two_by_two.outcome in ("content", "both")
+    outcome = {(True, True): "both", (True, False): "size", (False, True): "content", (False, False): "neither"}
+    return f10_why.ACCOUNT.verdict(outcome[(size, content)])
+
+
 def _rule_check(rule: str, what: str):
     def check(patched: bool) -> bool:
         import test_rules
@@ -616,6 +625,8 @@ RULE_MUTANTS += [
     _rule("f10.dual_cap", "dual-clip higher", "gspo_lab.findings.f10_why.dual_cap_verdict",
           lambda original: functools.wraps(original)(lambda diff: original(-diff)),
           "the cap alone minus dual-clip under it (the pair swapped)"),
+    _rule("f10.account", "neither, GSPO keeps its lead", "gspo_lab.findings.f10_why.account_verdict",
+          _same(account_two_by_two_only), "content read from the 2×2 alone (skip vs shrink and relative caps ignored)"),
     _rule("f8.spikes", "medians 30 and 300", "gspo_lab.findings.f8_dense.SAME_ORDER", _same(30.0),
           "'of the same order' widened to a factor 30"),
 ]  # fmt: skip

@@ -83,6 +83,11 @@ def _two(norm_grpo_dir, norm_gspo_dir, dir_gspo_norm, dir_grpo_norm):
     return f10.two_by_two_verdict(dict(zip(f10.EFFECTS, diffs, strict=True)))
 
 
+def _account(two: str, skip: str, relative: str):
+    """f10.account on verdicts of f10.two_by_two, f10.skip_shrink and f10.relative with the given outcomes."""
+    return f10.account_verdict(f10.TWO_BY_TWO.verdict(two), f10.SKIP_SHRINK.verdict(skip), f10.RELATIVE.verdict(relative))
+
+
 def _points(rows: list[tuple]) -> pd.DataFrame:
     """Map points as f2_search builds them: index (lr, M), columns (k|n, grpo|gspo)."""
     idx = pd.MultiIndex.from_tuples([(r[0], r[1]) for r in rows], names=["lr", "minibatches"])
@@ -355,6 +360,15 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("dual-clip lower", lambda: f10.dual_cap_verdict(DOWN), "lower"),
         ("across 0", lambda: f10.dual_cap_verdict(MIXED), "none"),
     ],
+    "f10.account": [
+        ("size in the 2×2, skip and relative higher", lambda: _account("size", "higher", "higher"), "both"),
+        ("size in the 2×2 only", lambda: _account("size", "none", "none"), "size"),
+        ("size in the 2×2, shrink beats skip", lambda: _account("size", "lower", "none"), "size"),
+        ("content in the 2×2", lambda: _account("content", "none", "none"), "content"),
+        ("neither, GSPO keeps its lead", lambda: _account("neither", "none", "higher"), "content"),
+        ("both in the 2×2", lambda: _account("both", "none", "none"), "both"),
+        ("mixed, nothing else", lambda: _account("mixed", "lower", "lower"), "neither"),
+    ],
     "f8.spikes": [
         ("medians 180 and 245", lambda: f8.spikes_verdict(S([180.0, 150, 200]), S([245.0, 230, 260])), "same"),
         ("medians 30 and 300", lambda: f8.spikes_verdict(S([30.0, 28, 33]), S([300.0, 310, 290])), "different"),
@@ -403,3 +417,7 @@ def test_pending_and_provisional():
         rules.register(rules.Rule("f1.clip_ratio", "1", {"x": "y"}))
     assert math.isclose(f6.trend(_noise({4: [1.0, 1.0], 8: [2.0, 2.0]}))[0], 1.0)
     assert np.isfinite(f6.trend(_noise({4: [1.0, 1.2], 8: [2.0, 1.8]}))[1])
+
+
+def test_account_is_pending_while_a_part_is():
+    assert _account("size", "pending", "higher").outcome == rules.PENDING

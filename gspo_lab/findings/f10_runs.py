@@ -20,6 +20,7 @@ from gspo_lab.findings.f2_mechanism import dose_trend_verdict
 from gspo_lab.findings.f10_why import (
     EFFECTS,
     SPECS,
+    account_verdict,
     dual_cap_verdict,
     effects,
     late_verdict,
@@ -132,8 +133,9 @@ def _two_by_two(table: pd.DataFrame) -> tuple[list, list, list]:
     return rows, effect_rows, verdicts
 
 
-def _shrink_skip(table: pd.DataFrame) -> tuple[list, list]:
-    rows, comparisons = [], []
+def _shrink_skip(table: pd.DataFrame) -> tuple[list, list, dict]:
+    """Rows, comparison rows, and per model the verdict objects of SKIP − SHRINK and REL-GSPO − REL-GRPO."""
+    rows, comparisons, verdicts = [], [], {}
     pool = table[table["source"].isin([SPECS["two"], SPECS["shrink"]])]
     for model, m in pool.groupby("model", sort=False):
         for arm in ("SHRINK", "SKIP", "REL-GRPO", "REL-GSPO"):
@@ -146,10 +148,26 @@ def _shrink_skip(table: pd.DataFrame) -> tuple[list, list]:
             ("REL-GRPO", "A", late_verdict),
         ):
             diff = paired_diff(m, arm, base, "late_acc")
+            verdict = _provisional(rule(diff), m, (arm, base))
+            verdicts.setdefault(model, {})[arm] = verdict
             if len(diff):
-                verdict = str(_provisional(rule(diff), m, (arm, base)))
-                comparisons.append([model, f"{ARMS[arm]} − {ARMS[base]}", diff_cell(diff), verdict])
-    return rows, comparisons
+                comparisons.append([model, f"{ARMS[arm]} − {ARMS[base]}", diff_cell(diff), str(verdict)])
+    return rows, comparisons, verdicts
+
+
+def _accounts(two_verdicts: list[dict], shrink: dict) -> list[dict]:
+    """Per model, ``f10.account`` (post hoc) on its 2×2, SKIP − SHRINK and REL-GSPO − REL-GRPO verdicts."""
+    out = []
+    for v in two_verdicts:
+        s = shrink.get(v["model"], {})
+        parts = [v["verdict"], s.get("SKIP"), s.get("REL-GSPO")]
+        if any(p is None for p in parts):
+            continue
+        verdict = account_verdict(*parts)
+        provisional = "; ".join(p.provisional for p in parts if p.provisional)
+        out.append({"model": v["model"], "verdict": replace(verdict, provisional=provisional) if provisional and
+                    verdict.outcome != "pending" else verdict})
+    return out
 
 
 def _onset(table: pd.DataFrame) -> tuple[list, list, list]:
@@ -215,13 +233,14 @@ def plot_two_by_two(data: pd.DataFrame):
 def section() -> tuple[dict, dict]:
     table = runs()
     two_rows, effect_rows, two_verdicts = _two_by_two(table)
-    shrink_rows, shrink_cmp = _shrink_skip(table)
+    shrink_rows, shrink_cmp, shrink_verdicts = _shrink_skip(table)
     dose, classes, duals = _onset(table)
     ctx = {
         "progress": [progress(spec(name)) for name in SPECS.values()],
         "two_rows": two_rows,
         "effects": effect_rows,
         "two_verdicts": two_verdicts,
+        "accounts": _accounts(two_verdicts, shrink_verdicts),
         "shrink_rows": shrink_rows,
         "shrink_cmp": shrink_cmp,
         "dose": dose,

@@ -20,6 +20,12 @@ Rules, each declared in its spec before the runs (the marker is the spec's sente
 * ``f10.relative`` (:func:`relative_verdict`): REL-GSPO − REL-GRPO.
 * ``f10.dual_cap`` (:func:`dual_cap_verdict`): dual-clip under a cap minus the cap alone.
 * the onset: ``collapse.class`` at caps 15 and 20, and the dose by ``f2e.dose_trend`` over every cap.
+
+One rule written after the results, labelled post hoc on the page:
+
+* ``f10.account`` (:func:`account_verdict`): per model, which account the three verdicts above carry together — the
+  size account when the 2×2 shows norm effects; the content account when it shows direction effects, skipping the
+  large updates beats shrinking them, or GSPO keeps its lead under equal relative caps.
 """
 
 from __future__ import annotations
@@ -36,12 +42,14 @@ __all__ = [
     "SKIP_SHRINK",
     "RELATIVE",
     "DUAL_CAP",
+    "ACCOUNT",
     "EFFECTS",
     "late_verdict",
     "two_by_two_verdict",
     "skip_shrink_verdict",
     "relative_verdict",
     "dual_cap_verdict",
+    "account_verdict",
     "effects",
 ]
 
@@ -99,7 +107,7 @@ RELATIVE = register(
         {
             "higher": "GSPO keeps its lead under equal relative caps",
             "lower": "GRPO leads under equal relative caps",
-            "none": "equal relative caps close the gap",
+            "none": "no lead shown under equal relative caps",
         },
         {"LEVEL": 0.95},
         declared="data/specs/f10_shrink_skip.toml, before its runs",
@@ -120,6 +128,25 @@ DUAL_CAP = register(
         declared="data/specs/f10_onset_dual.toml, before its runs",
         marker="f10.dual_cap on dual+cap - cap at caps 10 and 30",
         specs=(SPECS["onset"],),
+    )
+)
+
+ACCOUNT = register(
+    Rule(
+        "f10.account",
+        "10",
+        {
+            "both": "both accounts carry part: the norm decides the 2×2, and content shows where the norms are equal "
+            "or the large updates are dropped",
+            "size": "size: no content effect shown in any experiment",
+            "content": "content: no norm effect shown; content shows",
+            "neither": "neither account shown",
+        },
+        {},
+        declared="gspo_lab/findings/f10_why.py, after the results (post hoc)",
+        marker="def account_verdict(two_by_two: Verdict, skip_shrink: Verdict, relative: Verdict) -> Verdict",
+        specs=(SPECS["two"], SPECS["shrink"]),
+        post_hoc=True,
     )
 )
 
@@ -186,3 +213,17 @@ def two_by_two_verdict(diffs: dict[str, pd.Series]) -> Verdict:
     else:
         outcome = "mixed"
     return TWO_BY_TWO.verdict(outcome)
+
+
+def account_verdict(two_by_two: Verdict, skip_shrink: Verdict, relative: Verdict) -> Verdict:
+    """``f10.account`` (post hoc) on one model's verdicts of ``f10.two_by_two``, ``f10.skip_shrink`` and
+    ``f10.relative``: size shows when the 2×2 reads *size* or *both*; content shows when it reads *content* or *both*,
+    when skipping beats shrinking (*higher*), or when GSPO keeps its lead under equal relative caps (*higher*).
+    *pending* while any of the three is."""
+    parts = (two_by_two, skip_shrink, relative)
+    if any(v.outcome == PENDING for v in parts):
+        return ACCOUNT.verdict(PENDING)
+    size = two_by_two.outcome in ("size", "both")
+    content = two_by_two.outcome in ("content", "both") or "higher" in (skip_shrink.outcome, relative.outcome)
+    outcome = {(True, True): "both", (True, False): "size", (False, True): "content", (False, False): "neither"}
+    return ACCOUNT.verdict(outcome[(size, content)])
