@@ -177,6 +177,8 @@ for v in why["two_verdicts"]:
 # %%
 display(pd.DataFrame(why["shrink_cmp"], columns=["model", "comparison", "late held-out acc., paired", "verdict"]))
 display(pd.DataFrame(why["duals"], columns=["model", "cap", "dual-clip + cap − cap, paired", "verdict (f10.dual_cap)"]))
+for a in why["accounts"]:  # rule f10.account, written after the results
+    print(f"together, {a['model']}: {a['verdict']}{a['verdict'].when}")
 
 # %% [markdown]
 # ## What to take away
