@@ -625,6 +625,8 @@ RULE_MUTANTS += [
     _rule("f10.dual_cap", "dual-clip higher", "gspo_lab.findings.f10_why.dual_cap_verdict",
           lambda original: functools.wraps(original)(lambda diff: original(-diff)),
           "the cap alone minus dual-clip under it (the pair swapped)"),
+    _rule("f10c.rel_gspo", "across 0, mean above 0", "gspo_lab.findings.f10_why.interval_sign", _same(sign_of_mean),
+          "the sign of the mean difference instead of its interval"),
     _rule("f10.account", "neither, GSPO keeps its lead", "gspo_lab.findings.f10_why.account_verdict",
           _same(account_two_by_two_only), "content read from the 2×2 alone (skip vs shrink and relative caps ignored)"),
     _rule("f8.spikes", "medians 30 and 300", "gspo_lab.findings.f8_dense.SAME_ORDER", _same(30.0),

@@ -85,7 +85,9 @@ def _two(norm_grpo_dir, norm_gspo_dir, dir_gspo_norm, dir_grpo_norm):
 
 def _account(two: str, skip: str, relative: str):
     """f10.account on verdicts of f10.two_by_two, f10.skip_shrink and f10.relative with the given outcomes."""
-    return f10.account_verdict(f10.TWO_BY_TWO.verdict(two), f10.SKIP_SHRINK.verdict(skip), f10.RELATIVE.verdict(relative))
+    return f10.account_verdict(
+        f10.TWO_BY_TWO.verdict(two), f10.SKIP_SHRINK.verdict(skip), f10.RELATIVE.verdict(relative)
+    )
 
 
 def _points(rows: list[tuple]) -> pd.DataFrame:
@@ -359,6 +361,11 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("dual-clip higher", lambda: f10.dual_cap_verdict(UP), "higher"),
         ("dual-clip lower", lambda: f10.dual_cap_verdict(DOWN), "lower"),
         ("across 0", lambda: f10.dual_cap_verdict(MIXED), "none"),
+    ],
+    "f10c.rel_gspo": [
+        ("interval above 0", lambda: f10.rel_gspo_verdict(UP), "confirmed"),
+        ("across 0, mean above 0", lambda: f10.rel_gspo_verdict(MIXED_POS), "not"),
+        ("below 0", lambda: f10.rel_gspo_verdict(DOWN), "not"),
     ],
     "f10.account": [
         ("size in the 2×2, skip and relative higher", lambda: _account("size", "higher", "higher"), "both"),

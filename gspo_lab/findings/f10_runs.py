@@ -24,6 +24,7 @@ from gspo_lab.findings.f10_why import (
     dual_cap_verdict,
     effects,
     late_verdict,
+    rel_gspo_verdict,
     relative_verdict,
     skip_shrink_verdict,
     two_by_two_verdict,
@@ -69,6 +70,8 @@ def _arm_id(row) -> str:
         if not _off(row["grad_clip_rel"]):
             return f"REL-{row['objective'].upper()}"
         return "SHRINK"
+    if row["source"] == SPECS["confirm"]:
+        return "B" if _off(row["grad_clip_rel"]) else f"REL-{row['objective'].upper()}"
     return f"{row['objective']} clip {clip_label(row['grad_clip'])}"
 
 
@@ -155,6 +158,25 @@ def _shrink_skip(table: pd.DataFrame) -> tuple[list, list, dict]:
     return rows, comparisons, verdicts
 
 
+def _fresh(table: pd.DataFrame) -> list[list]:
+    """The relative cap on fresh seeds (f10c_relative_confirm) beside seeds 30-34: per model and comparison, the paired
+    difference on each seed set and the rule's reading on the fresh one."""
+    rows = []
+    old = table[table["source"].isin([SPECS["two"], SPECS["shrink"]])]
+    new = table[table["source"] == SPECS["confirm"]]
+    for model in old["model"].unique():
+        o, n = old[old["model"] == model], new[new["model"] == model]
+        for arm, base, rule, seen in (
+            ("REL-GSPO", "B", rel_gspo_verdict, "post hoc"),
+            ("REL-GSPO", "REL-GRPO", relative_verdict, "declared"),
+        ):
+            before, fresh = paired_diff(o, arm, base, "late_acc"), paired_diff(n, arm, base, "late_acc")
+            verdict = _provisional(rule(fresh), n, (arm, base))
+            pair = f"{ARMS[arm]} − {ARMS[base]}"
+            rows.append([model, pair, f"{diff_cell(before)} ({seen})", diff_cell(fresh), str(verdict)])
+    return rows
+
+
 def _accounts(two_verdicts: list[dict], shrink: dict) -> list[dict]:
     """Per model, ``f10.account`` (post hoc) on its 2×2, SKIP − SHRINK and REL-GSPO − REL-GRPO verdicts."""
     out = []
@@ -165,8 +187,14 @@ def _accounts(two_verdicts: list[dict], shrink: dict) -> list[dict]:
             continue
         verdict = account_verdict(*parts)
         provisional = "; ".join(p.provisional for p in parts if p.provisional)
-        out.append({"model": v["model"], "verdict": replace(verdict, provisional=provisional) if provisional and
-                    verdict.outcome != "pending" else verdict})
+        out.append(
+            {
+                "model": v["model"],
+                "verdict": replace(verdict, provisional=provisional)
+                if provisional and verdict.outcome != "pending"
+                else verdict,
+            }
+        )
     return out
 
 
@@ -243,6 +271,7 @@ def section() -> tuple[dict, dict]:
         "accounts": _accounts(two_verdicts, shrink_verdicts),
         "shrink_rows": shrink_rows,
         "shrink_cmp": shrink_cmp,
+        "fresh": _fresh(table),
         "dose": dose,
         "classes": classes,
         "duals": duals,

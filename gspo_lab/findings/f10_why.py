@@ -9,6 +9,8 @@ under AdamW are written in them):
   objectives (seeds 30-34, paired with the 2×2's plain arms).
 * ``f10_onset_dual`` — GRPO at caps 15 and 20; dual-clip under caps 30 and 10 (seeds 10-14, paired with finding 2's
   stored arms).
+* ``f10c_relative_confirm`` — GSPO with and without the relative cap, GRPO with it, on fresh seeds 40-44: a check of
+  ``f10_shrink_skip``'s leads, written after its results and before its own runs.
 
 Rules, each declared in its spec before the runs (the marker is the spec's sentence):
 
@@ -19,6 +21,8 @@ Rules, each declared in its spec before the runs (the marker is the spec's sente
 * ``f10.skip_shrink`` (:func:`skip_shrink_verdict`): SKIP − SHRINK.
 * ``f10.relative`` (:func:`relative_verdict`): REL-GSPO − REL-GRPO.
 * ``f10.dual_cap`` (:func:`dual_cap_verdict`): dual-clip under a cap minus the cap alone.
+* ``f10c.rel_gspo`` (:func:`rel_gspo_verdict`): REL-GSPO − GSPO on the fresh seeds: *confirmed* when its interval
+  lies above 0 (the lift seen post hoc on seeds 30-34).
 * the onset: ``collapse.class`` at caps 15 and 20, and the dose by ``f2e.dose_trend`` over every cap.
 
 One rule written after the results, labelled post hoc on the page:
@@ -43,6 +47,7 @@ __all__ = [
     "RELATIVE",
     "DUAL_CAP",
     "ACCOUNT",
+    "REL_GSPO",
     "EFFECTS",
     "late_verdict",
     "two_by_two_verdict",
@@ -50,10 +55,16 @@ __all__ = [
     "relative_verdict",
     "dual_cap_verdict",
     "account_verdict",
+    "rel_gspo_verdict",
     "effects",
 ]
 
-SPECS = {"two": "f10_direction_norm", "shrink": "f10_shrink_skip", "onset": "f10_onset_dual"}
+SPECS = {
+    "two": "f10_direction_norm",
+    "shrink": "f10_shrink_skip",
+    "onset": "f10_onset_dual",
+    "confirm": "f10c_relative_confirm",
+}
 _SIGN = {1: "higher", -1: "lower", 0: "none"}
 
 LATE = register(
@@ -112,7 +123,7 @@ RELATIVE = register(
         {"LEVEL": 0.95},
         declared="data/specs/f10_shrink_skip.toml, before its runs",
         marker="f10.relative on REL-GSPO - REL-GRPO",
-        specs=(SPECS["shrink"],),
+        specs=(SPECS["shrink"], SPECS["confirm"]),
     )
 )
 DUAL_CAP = register(
@@ -131,6 +142,20 @@ DUAL_CAP = register(
     )
 )
 
+REL_GSPO = register(
+    Rule(
+        "f10c.rel_gspo",
+        "10",
+        {
+            "confirmed": "the relative cap's lift of GSPO is confirmed",
+            "not": "the relative cap's lift of GSPO is not confirmed",
+        },
+        {"LEVEL": 0.95},
+        declared="data/specs/f10c_relative_confirm.toml, before its runs",
+        marker="Rules per model: f10c.rel_gspo",
+        specs=(SPECS["confirm"],),
+    )
+)
 ACCOUNT = register(
     Rule(
         "f10.account",
@@ -184,6 +209,14 @@ def relative_verdict(diff: pd.Series) -> Verdict:
 def dual_cap_verdict(diff: pd.Series) -> Verdict:
     """``f10.dual_cap`` on per-seed (dual-clip + cap) − (cap) differences of late held-out accuracy."""
     return _signed(DUAL_CAP, diff)
+
+
+def rel_gspo_verdict(diff: pd.Series) -> Verdict:
+    """``f10c.rel_gspo`` on per-seed REL-GSPO − GSPO differences of late held-out accuracy on the fresh seeds:
+    *confirmed* when the 95 % interval lies above 0."""
+    if len(diff) < 2:
+        return REL_GSPO.verdict(PENDING)
+    return REL_GSPO.verdict("confirmed" if interval_sign(diff) > 0 else "not")
 
 
 def effects(runs: pd.DataFrame) -> dict[str, pd.Series]:
