@@ -6,6 +6,11 @@ Rule ``f9.skill`` (:func:`skill_verdict`), declared with this module before the 
 alarm rule *warns ahead* on the held-out runs when the 95 % Wilson interval of its warned share of collapsing runs
 lies above that of its false-alarm share of stable runs; it *fires more in stable runs* in the mirror case;
 otherwise it is *no better than chance shown*.
+
+A second held-out set, :data:`LATER`, declared before its scores were read (issue 17's session): every training run of
+the finding-10 specs, all written after the rules file's commit (61b5086) — runs under interventions (a norm taken
+from the other objective, caps, skips, dual-clip), read for finding 10's tables but never for their precursors. The
+same rule reads them, apart from the first held-out set.
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import spec
 from gspo_lab.precursors import LEAD, load_frozen, score
 
-__all__ = ["SKILL", "skill_verdict", "stored_runs", "section"]
+__all__ = ["SKILL", "LATER", "skill_verdict", "stored_runs", "section"]
+
+#: the second held-out set: specs whose runs came after the rules were frozen (declared before their scores were read)
+LATER = ("f10_direction_norm", "f10_shrink_skip", "f10_onset_dual", "f10c_relative_confirm")
 
 SKILL = register(
     Rule(
@@ -40,7 +48,8 @@ SKILL = register(
             "f2r_clip_dose_confirm",
             "f2r_confirm_clip",
             "f2c_reward_confirm",
-        ),
+        )
+        + LATER,
     )
 )
 
@@ -81,11 +90,15 @@ def _rows(table: pd.DataFrame, verdicts: bool) -> list[list]:
     return rows
 
 
+def _verdicts(scored: pd.DataFrame) -> list[dict]:
+    return [{"signal": r.signal, "verdict": skill_verdict(r._asdict())} for r in scored.itertuples()]
+
+
 def section() -> tuple[dict, dict]:
     header, rules = load_frozen()
-    explored, held = stored_runs(header["chosen_on"]), stored_runs(header["held_out"])
-    scored = score(held, rules)
-    verdicts = [{"signal": r.signal, "verdict": skill_verdict(r._asdict())} for r in scored.itertuples()]
+    explored, held, later = (stored_runs(names) for names in (header["chosen_on"], header["held_out"], list(LATER)))
+    scored, scored_later = score(held, rules), score(later, rules)
+    verdicts = _verdicts(scored)
     ctx = {
         "version": header["version"],
         "chosen_on": len(explored),
@@ -98,5 +111,12 @@ def section() -> tuple[dict, dict]:
         "collapsing": int(scored["collapsing"].max()),
         "stable": int(scored["stable"].max()),
         "lead": LEAD,
+        "later": len(later),
+        "later_specs": list(LATER),
+        "later_rows": _rows(scored_later, True),
+        "later_verdicts": _verdicts(scored_later),
+        "later_warns": [v["signal"] for v in _verdicts(scored_later) if v["verdict"].outcome == "warns"],
+        "later_collapsing": int(scored_later["collapsing"].max()) if len(later) else 0,
+        "later_stable": int(scored_later["stable"].max()) if len(later) else 0,
     }
     return ctx, {}
