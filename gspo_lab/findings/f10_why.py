@@ -163,7 +163,7 @@ ACCOUNT = register(
         {
             "both": "both accounts carry part: the norm decides the 2×2, and content shows where the norms are equal "
             "or the large updates are dropped",
-            "size": "size: no content effect shown in any experiment",
+            "size": "size: no content effect shown by the 2×2, skip vs shrink or equal relative caps",
             "content": "content: no norm effect shown; content shows",
             "neither": "neither account shown",
         },
