@@ -176,6 +176,7 @@ for v in why["two_verdicts"]:
 
 # %%
 display(pd.DataFrame(why["shrink_cmp"], columns=["model", "comparison", "late held-out acc., paired", "verdict"]))
+display(pd.DataFrame(why["fresh"], columns=["model", "comparison", "seeds 30-34", "fresh seeds 40-44", "verdict"]))
 display(pd.DataFrame(why["duals"], columns=["model", "cap", "dual-clip + cap − cap, paired", "verdict (f10.dual_cap)"]))
 for a in why["accounts"]:  # rule f10.account, written after the results
     print(f"together, {a['model']}: {a['verdict']}{a['verdict'].when}")
