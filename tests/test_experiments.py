@@ -413,3 +413,18 @@ def test_cold_start_probe_and_pooling(tmp_path, monkeypatch):
     monkeypatch.setattr("gspo_lab.experiments.read.spec_named", lambda name: spec)
     pooled = cold_starts("probe_test")[("sweep-sort", 6, 1.0)]
     assert pooled["seeds"] == 2 and pooled["samples"] == 32
+
+
+def test_a_confirmation_spec_replicates_its_arms():
+    """Each arm of f10c_relative_confirm is, seed aside, an arm of the specs it re-runs on fresh seeds (its first
+    commit left grad_clip at TrainConfig's default 1.0 and ran every arm under a cap it did not declare)."""
+    import dataclasses
+
+    from gspo_lab.experiments.spec import spec_named
+
+    def arm(cell):
+        return dataclasses.replace(cell.cfg, seed=0)
+
+    replicated = {arm(c) for name in ("f10_direction_norm", "f10_shrink_skip") for c in cells(spec_named(name), "all")}
+    fresh = cells(spec_named("f10c_relative_confirm"), "all")
+    assert fresh and all(arm(c) in replicated for c in fresh), [arm(c) for c in fresh if arm(c) not in replicated]
