@@ -186,15 +186,9 @@ def _accounts(two_verdicts: list[dict], shrink: dict) -> list[dict]:
         if any(p is None for p in parts):
             continue
         verdict = account_verdict(*parts)
-        provisional = "; ".join(p.provisional for p in parts if p.provisional)
-        out.append(
-            {
-                "model": v["model"],
-                "verdict": replace(verdict, provisional=provisional)
-                if provisional and verdict.outcome != "pending"
-                else verdict,
-            }
-        )
+        if verdict.outcome != "pending":  # provisional while any of its parts is
+            verdict = replace(verdict, provisional="; ".join(p.provisional for p in parts if p.provisional))
+        out.append({"model": v["model"], "verdict": verdict})
     return out
 
 

@@ -98,7 +98,7 @@ def section() -> tuple[dict, dict]:
     header, rules = load_frozen()
     explored, held, later = (stored_runs(names) for names in (header["chosen_on"], header["held_out"], list(LATER)))
     scored, scored_later = score(held, rules), score(later, rules)
-    verdicts = _verdicts(scored)
+    verdicts, later_verdicts = _verdicts(scored), _verdicts(scored_later)
     ctx = {
         "version": header["version"],
         "chosen_on": len(explored),
@@ -114,8 +114,8 @@ def section() -> tuple[dict, dict]:
         "later": len(later),
         "later_specs": list(LATER),
         "later_rows": _rows(scored_later, True),
-        "later_verdicts": _verdicts(scored_later),
-        "later_warns": [v["signal"] for v in _verdicts(scored_later) if v["verdict"].outcome == "warns"],
+        "later_verdicts": later_verdicts,
+        "later_warns": [v["signal"] for v in later_verdicts if v["verdict"].outcome == "warns"],
         "later_collapsing": int(scored_later["collapsing"].max()) if len(later) else 0,
         "later_stable": int(scored_later["stable"].max()) if len(later) else 0,
     }
