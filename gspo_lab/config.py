@@ -154,7 +154,14 @@ class TrainConfig:
             raise ValueError(f"eval_prompts must be >= 1, got {self.eval_prompts}")
         if self.eval_samples < 1:
             raise ValueError(f"eval_samples must be >= 1, got {self.eval_samples}")
-        check_clip_range(*self.clip)  # the band in force: given values, else the objective's defaults
+        if OBJECTIVES[self.objective].clip is None:
+            if self.eps_low is not None or self.eps_high is not None:
+                raise ValueError(
+                    f"objective {self.objective!r} has no clip range (its trust region is its own parameters): "
+                    f"eps_low and eps_high must be None, got {self.eps_low!r}, {self.eps_high!r}"
+                )
+        else:
+            check_clip_range(*self.clip)  # the band in force: given values, else the objective's defaults
         ckpt_task = checkpoint_task(self.checkpoint)  # raises FileNotFoundError naming the checkpoint
         if ckpt_task != self.task:
             raise ValueError(
@@ -163,9 +170,12 @@ class TrainConfig:
             )
 
     @property
-    def clip(self) -> tuple[float, float]:
-        """(ε_low, ε_high) in force: the given values, else the objective's defaults."""
+    def clip(self) -> tuple[float, float] | tuple[None, None]:
+        """(ε_low, ε_high) in force: the given values, else the objective's defaults; (None, None) for an objective
+        without a clip range (sapo, vespo)."""
         spec = OBJECTIVES[self.objective]
+        if spec.clip is None:
+            return None, None
         return (
             spec.clip.low if self.eps_low is None else self.eps_low,
             spec.clip.high if self.eps_high is None else self.eps_high,

@@ -70,6 +70,12 @@ CATALOGUE: dict[str, str] = {
     # KL(π_old‖π_θ) on the minibatch (ObjectiveStats)
     "kl/k1": "mean over valid tokens of −log w_{i,t}: KL(π_old‖π_θ), unbiased",
     "kl/k3": "mean over valid tokens of w_{i,t} − 1 − log w_{i,t}: KL(π_old‖π_θ), >= 0",
+    # the trust region as a weight (ObjectiveStats)
+    "weight/token_mean": "mean over valid tokens of the detached factor c_{i,t} with which the objective's gradient "
+    "is Σ c_{i,t} Â_{i,t} ∇log π_θ(y_{i,t}) before its aggregation's length and batch factors: w_{i,t} (GRPO) or "
+    "s_i (GSPO) where the clip does not bind and 0 where it does; min(r, ε_max) (CISPO); SAPO's gate "
+    "4σ(x)(1−σ(x))·r; VESPO's φ(w); times a sampler correction's ρ and mask when one is on. 1 on-policy for every "
+    "objective; objectives without a clip (sapo, vespo) report every clip/* fraction as 0 and are read here",
     # counts (ObjectiveStats)
     "count/seqs": "responses in the batch (B), empty ones included",
     "count/tokens": "valid tokens in the batch (Σ_i |y_i|)",
@@ -146,6 +152,7 @@ class ObjectiveStats:
     n_seqs: int = metric("count/seqs")
     n_tokens: int = metric("count/tokens")
     n_empty_seqs: int = metric("count/empty_seqs")
+    weight_token_mean: float = metric("weight/token_mean")
 
     def as_dict(self) -> dict[str, float]:
         """{namespaced key: value}, e.g. ``{"clip/token_frac": 0.15, ...}``."""
@@ -173,6 +180,7 @@ def objective_stats(
     mask: Tensor,
     eps_low: float,
     eps_high: float,
+    grad_weight: Tensor | None = None,
 ) -> ObjectiveStats:
     """Clip, ratio and KL statistics of one objective evaluation.
 
@@ -183,6 +191,8 @@ def objective_stats(
         adv: (B, T) advantage at each token (a per-sequence Â_i broadcast).
         mask: (B, T) bool, True at valid tokens.
         eps_low, eps_high: the clip band [1 − eps_low, 1 + eps_high].
+        grad_weight: (B, T) the detached gradient factor c_{i,t} of ``weight/token_mean``; None = the hard clip's:
+            exp(clip_log_ratio) where the clip does not bind for the sign of Â, 0 where it does.
     """
     weight = clip_log_ratio.exp()
     low = mask & (adv < 0) & (weight < 1 - eps_low)
@@ -206,4 +216,7 @@ def objective_stats(
         ]
     ).tolist()
     counts = [mask.shape[0], int(lengths.sum()), int((~nonempty).sum())]
-    return ObjectiveStats(*values, *counts)
+    if grad_weight is None:
+        grad_weight = torch.where(low | high, 0.0, weight)
+    weight_mean = masked_mean(grad_weight.to(fdt), mask, dim=None).item()
+    return ObjectiveStats(*values, *counts, weight_mean)

@@ -12,6 +12,7 @@ aggregation                 formula (``L`` = per-token loss, ``m`` = mask)      
                                                                                     TRL ``grpo``
 ``token_mean``              ``Σ_i Σ_t m L / max(Σ_i |y_i|, 1)``                     DAPO, TRL ``bnpo``
 ``seq_mean_token_sum_norm`` ``1/B Σ_i Σ_t m L / L_norm`` (a constant length)        Dr. GRPO, TRL ``dr_grpo``
+``seq_mean_token_sum``      ``1/B Σ_i Σ_t m L``                                     LUSPO, TRL ``luspo``
 =========================== ======================================================= ===============================
 
 Masks are checked like the objectives' (:func:`gspo_lab.validate.check_mask`): bool, or 0/1 in an integer or float
@@ -38,6 +39,7 @@ __all__ = [
     "seq_mean_token_mean",
     "token_mean",
     "seq_mean_token_sum_norm",
+    "seq_mean_token_sum",
 ]
 
 
@@ -105,3 +107,12 @@ def seq_mean_token_sum_norm(per_token: Tensor, mask: Tensor, norm_len: int) -> T
     if isinstance(norm_len, bool) or not isinstance(norm_len, int) or norm_len < 1:
         raise ValueError(f"norm_len must be a positive int (the constant length normaliser), got {norm_len!r}")
     return masked_sum(per_token, mask, dim=None) / (per_token.shape[0] * norm_len)
+
+
+def seq_mean_token_sum(per_token: Tensor, mask: Tensor) -> Tensor:
+    """Mean over responses of each response's token *sum* (verl ``seq-mean-token-sum``, TRL ``luspo``). (B, T) -> ().
+
+    A response of |y_i| tokens weighs |y_i| / B: applied to a per-response loss broadcast over its tokens, each
+    response counts |y_i| times (LUSPO's length weighting), and the scale grows with the lengths.
+    """
+    return masked_sum(per_token, mask, dim=-1).mean()

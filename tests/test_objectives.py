@@ -39,13 +39,27 @@ EXPECTED_LOSS = {
     "grpo_const_norm": -(1.2 + 0.5 - 1.1) / (3 * 2),  # norm_len defaults to T = 2
     "gspo_token_mean": -(2 * S0 - 1.1) / 3,  # response 0 weighs twice
     "grpo_dual_clip": -((1.2 + 0.5) / 2 - 1.1 + 0.0) / 3,  # as grpo: the Â < 0 token's w = 1.1 < c = 3
+    "luspo": -(2 * S0 - 1.1) / 3,  # 1/B Σ_i |y_i| · term_i: response 0 counts twice
+    # CISPO at EPS: ε_max = ε_high = 0.2 caps every weight (1.5, 0.5, 1.1) at 0.2; J = Σ sg[w] Â log π / 3 tokens
+    "cispo": -(0.2 * (LN(0.45) + LN(0.3)) - 0.2 * LN(0.55)) / 3,
+    # SAPO (no ε): g(w) = σ(τ(w − 1)) 4/τ; response 0 (τ = 1): (4σ(0.5) + 4σ(−0.5)) / 2 = 2; response 1 (τ = 1.05)
+    "sapo": -(2.0 - 4 / (1 + math.exp(-1.05 * 0.1)) / 1.05) / 3,
+    # VESPO (no ε): W_0 = 0.75 (k, λ = 2, 3), W_1 = 1.1 (k, λ = 3, 2); φ = W^k e^{λ(1 − W)}; J = Σ φ Â log π / 3
+    "vespo": -(0.75**2 * math.exp(0.75) * (LN(0.45) + LN(0.3)) - 1.1**3 * math.exp(-0.2) * LN(0.55)) / 3,
+    # GMPO at EPS (log band ±0.2): response 0 (Â > 0) keeps min(log w, clamp): (0.2, ln 0.5); response 1 ln 1.1
+    "gmpo": -(math.exp((0.2 + LN(0.5)) / 2) - 1.1) / 3,
 }
+
+
+def eps_for(name):
+    """EPS for objectives with a clip range; nothing for those without one (sapo, vespo)."""
+    return EPS if get_objective(name).clip is not None else {}
 
 
 @pytest.mark.parametrize("name", sorted(OBJECTIVES))
 def test_hand_computed_loss(name):
     logp, old, adv, mask = example()
-    loss, stats = get_objective(name)(logp, old, adv, mask, **EPS)
+    loss, stats = get_objective(name)(logp, old, adv, mask, **eps_for(name))
     assert loss.item() == pytest.approx(EXPECTED_LOSS[name], abs=1e-12)
     assert (stats.n_seqs, stats.n_tokens, stats.n_empty_seqs) == (3, 3, 1)
 
@@ -125,10 +139,18 @@ def test_clip_defaults_are_per_objective_and_cited():
 
     for spec in OBJECTIVES.values():
         params = inspect.signature(spec.fn).parameters
-        assert (params["eps_low"].default, params["eps_high"].default) == (spec.clip.low, spec.clip.high)
-        assert "arXiv" in spec.clip.source or "GSPO paper" in spec.clip.source
+        if spec.clip is None:  # no ε: its own parameters carry the defaults (SAPO's τ, VESPO's shape)
+            assert (params["eps_low"].default, params["eps_high"].default) == (None, None), spec.name
+            assert "TRL 1.16" in spec.fn.__doc__ and "arXiv" in spec.fn.__doc__, spec.name
+        else:
+            assert (params["eps_low"].default, params["eps_high"].default) == (spec.clip.low, spec.clip.high)
+            assert "arXiv" in spec.clip.source or "GSPO paper" in spec.clip.source
+        assert {"sampler_ratio", "seq_keep"} <= set(params), spec.name  # the one signature, corrections included
         doc = spec.fn.__doc__
-        assert "Normalisation" in doc and ("Eq" in doc or "§" in doc), spec.name  # cites where it comes from
+        # cites where it comes from: the paper's equation or section, or for a successor whose paper body was not
+        # read here, its paper and the TRL 1.16 lines that compute it
+        cited = "Eq" in doc or "§" in doc or ("arXiv" in doc and "_trainer.py:" in doc)
+        assert "Normalisation" in doc and cited, spec.name
 
 
 # --- the paper's identities on parameter gradients -------------------------------------------------------------
@@ -239,7 +261,7 @@ def test_long_responses_and_extreme_log_ratios_stay_finite(name, dtype):
 def test_half_precision_inputs_are_computed_in_float32(name, low):
     logp, old, adv, mask = example()
     half = [t.detach().to(low) for t in (logp, old, adv)]
-    loss, st = get_objective(name)(*half, mask, **EPS)
-    ref, st_ref = get_objective(name)(*(t.float() for t in half), mask, **EPS)
+    loss, st = get_objective(name)(*half, mask, **eps_for(name))
+    ref, st_ref = get_objective(name)(*(t.float() for t in half), mask, **eps_for(name))
     assert loss.dtype == torch.float32
     assert loss.item() == ref.item() and st == st_ref

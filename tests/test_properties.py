@@ -33,6 +33,8 @@ def batches(draw, per_token_adv=False):
 
 def _loss_and_grad(name, logp, old, adv, mask, eps):
     logp = logp.clone().requires_grad_()
+    if get_objective(name).clip is None:  # sapo, vespo: no ε
+        eps = {k: v for k, v in eps.items() if k not in ("eps_low", "eps_high")}
     loss, stats = get_objective(name)(logp, old, adv, mask, **eps)
     loss.backward()
     return loss.detach(), logp.grad, stats
