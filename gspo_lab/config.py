@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, replace
 
 from gspo_lab.checkpoints import checkpoint_task
+from gspo_lab.corrections import check_correction
 from gspo_lab.objectives import OBJECTIVES, get_objective
 from gspo_lab.schedule import check_schedule
 from gspo_lab.tasks import get_task
@@ -20,6 +21,7 @@ __all__ = ["TrainConfig", "SMOKE"]
 
 OLD_LOGP_SOURCES = ("recompute", "sampler", "sampler_bf16")
 REWARDS = ("exact", "partial")
+SAMPLER_PRECISIONS = ("fp32", "bf16")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,19 @@ class TrainConfig:
     taking (B, T) advantages only (gspo_token, grpo_token_mean). 0 = sequence advantages, as in the paper."""
     old_logp: str = "recompute"
     """π_old log-probs: recompute (full forward, TRL/verl) | sampler | sampler_bf16 (the sampler's own)."""
+    sampler_precision: str = "fp32"
+    """The sampler's arithmetic: fp32 | bf16 (autocast; old_logp=sampler_bf16 implies bf16). With old_logp=recompute
+    π_old is still recomputed by the fp32 trainer, and the sampler's own log-probs are kept beside it."""
+    sampler_correction: str | None = None
+    """Multiply each token's loss by ρ = π_old/π_sampler (TRL vllm_importance_sampling_mode): token_truncate |
+    token_mask | sequence_truncate | sequence_mask (gspo_lab/corrections.py); needs old_logp=recompute. None = off."""
+    sampler_clip_min: float | None = None
+    """Lower bound of ρ for sampler_correction (TRL vllm_importance_sampling_clip_min); None = none."""
+    sampler_clip_max: float = 3.0
+    """Upper bound of ρ for sampler_correction (TRL vllm_importance_sampling_clip_max, default 3.0)."""
+    opsm_threshold: float | None = None
+    """Off-policy sequence masking (TRL off_policy_mask_threshold, DeepSeek-V3.2): drop a response with Â < 0 whose
+    mean log(π_sampler/π_θ) exceeds this δ (TRL suggests 0.5); None = off."""
     temperature: float = 1.0
     """Sampling temperature."""
     max_new_tokens: int = 0
@@ -116,6 +131,7 @@ class TrainConfig:
             )
         if self.old_logp not in OLD_LOGP_SOURCES:
             raise ValueError(f"old_logp must be one of {OLD_LOGP_SOURCES}, got {self.old_logp!r}")
+        self._check_corrections()
         if self.reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {self.reward!r}")
         if self.advantage_scale not in ("std", "none"):
@@ -168,6 +184,37 @@ class TrainConfig:
                 f"task={self.task!r} does not match checkpoint {self.checkpoint!r}, which was trained on "
                 f"{ckpt_task!r}: pass task={ckpt_task!r} or a {self.task!r} checkpoint"
             )
+
+    def _check_corrections(self) -> None:
+        if self.sampler_precision not in SAMPLER_PRECISIONS:
+            raise ValueError(f"sampler_precision must be one of {SAMPLER_PRECISIONS}, got {self.sampler_precision!r}")
+        if self.sampler_correction is not None:
+            check_correction(self.sampler_correction, self.sampler_clip_min, self.sampler_clip_max)
+            if self.old_logp != "recompute":
+                raise ValueError(
+                    f"sampler_correction needs old_logp='recompute' (π_old from the trainer, ρ = π_old/π_sampler); "
+                    f"with old_logp={self.old_logp!r} π_old is the sampler's own and every ρ is 1"
+                )
+            if self.objective == "vespo" and self.sampler_correction.startswith("sequence"):
+                raise ValueError(
+                    "vespo folds a per-token ρ into its weight: sampler_correction must be token_truncate or "
+                    f"token_mask (TRL raises for vespo with a sequence mode too), got {self.sampler_correction!r}"
+                )
+        elif (self.sampler_clip_min, self.sampler_clip_max) != (None, 3.0):
+            raise ValueError("sampler_clip_min / sampler_clip_max are the bounds of sampler_correction, which is off")
+        if self.opsm_threshold is not None:
+            if not math.isfinite(self.opsm_threshold):
+                raise ValueError(f"opsm_threshold must be a finite number or None (off), got {self.opsm_threshold}")
+            if get_objective(self.objective).per_token_adv and self.token_advantage > 0:
+                raise ValueError("opsm_threshold reads one Â per response: it needs token_advantage = 0")
+
+    @property
+    def sampler_dtype(self):
+        """The sampler's autocast dtype: bfloat16 for sampler_precision=bf16 or old_logp=sampler_bf16, else None."""
+        import torch
+
+        bf16 = self.sampler_precision == "bf16" or self.old_logp == "sampler_bf16"
+        return torch.bfloat16 if bf16 else None
 
     @property
     def clip(self) -> tuple[float, float] | tuple[None, None]:

@@ -76,6 +76,16 @@ CATALOGUE: dict[str, str] = {
     "s_i (GSPO) where the clip does not bind and 0 where it does; min(r, ε_max) (CISPO); SAPO's gate "
     "4σ(x)(1−σ(x))·r; VESPO's φ(w); times a sampler correction's ρ and mask when one is on. 1 on-policy for every "
     "objective; objectives without a clip (sapo, vespo) report every clip/* fraction as 0 and are read here",
+    # sampler–trainer corrections (gspo_lab.corrections; only when sampler_correction or opsm_threshold is set)
+    "correction/logp_diff_mean": "mean over valid tokens of |log π_old − log π_sampler|: the trainer's recomputed "
+    "π_old against the sampler's own log-probs (TRL sampling/sampling_logp_difference/mean)",
+    "correction/rho_mean": "mean over valid tokens of the applied ρ = π_old/π_sampler after truncation or masking (a "
+    "sequence mode's ρ counts at each of its tokens; TRL's sampling/importance_sampling_ratio/mean counts sequences "
+    "there)",
+    "correction/masked_frac": "valid tokens whose ρ a *_mask mode set to 0 (a masked sequence counts all its tokens)",
+    "correction/truncated_frac": "valid tokens whose ρ a *_truncate mode clamped to a bound",
+    "correction/opsm_dropped_frac": "responses (of all B) dropped by off-policy sequence masking (Â < 0 and mean "
+    "log(π_sampler/π_θ) > δ)",
     # counts (ObjectiveStats)
     "count/seqs": "responses in the batch (B), empty ones included",
     "count/tokens": "valid tokens in the batch (Σ_i |y_i|)",

@@ -25,6 +25,11 @@ Where this departs from (or pins down) the paper's setup, numbered:
     8. With ``token_advantage`` = λ > 0 the advantages are per token (not in the paper; for GSPO-token, Eqs.
        13-14): Â_{i,t} = Â_i + λ (c_{i,t} − mean_t c_{i,t}) with c the task's per-token credit.
     5. A non-finite loss or gradient norm stops the run with an error; the last saved state is untouched.
+    10. Sampler–trainer corrections (issue 24; off by default, gspo_lab/corrections.py): with ``sampler_correction``
+       each minibatch's ρ = π_old/π_sampler is taken in ``collect`` from the recomputed π_old and the sampler's own
+       log-probs (fp32, or bf16 with ``sampler_precision``), as TRL takes it once per generation; with
+       ``opsm_threshold`` the keep mask is taken in ``update`` from the current log-probs, as TRL's ``_compute_loss``
+       does. Both multiply each token's loss inside the objective (``sampler_ratio``, ``seq_keep``).
     9. Between backward and the optimizer step (issue 17; all off by default, gspo_lab/grad_shaping.py): with
        ``norm_of`` the gradient is rescaled to the norm of another objective's gradient of the same minibatch;
        the cap in force is the smaller of ``grad_clip`` and ``grad_clip_rel`` × the median of recent pre-clip norms;
@@ -47,6 +52,7 @@ import torch
 
 from gspo_lab.advantages import group_advantages, token_advantages
 from gspo_lab.config import TrainConfig
+from gspo_lab.corrections import correction_stats, off_policy_keep, sampler_ratio
 from gspo_lab.grad_shaping import adam_peaks, group_norms, mix_direction_norm, param_groups, relative_cap
 from gspo_lab.objectives import get_objective
 from gspo_lab.penalties import kl_penalty
@@ -102,6 +108,7 @@ class RolloutBatch:
     ref_logp: list[torch.Tensor] | None  # M × (b, T) under the reference policy; None when beta = 0
     max_new_tokens: int  # the response budget the rollout was sampled with
     stats: dict
+    sampler_ratio: list[torch.Tensor] | None = None  # M × ρ = π_old/π_sampler, (b, T) or (b, 1); None when off
 
 
 #: seeds of the run's generators: prompt stream, sampler, minibatch shuffle (seed · 3 + i), held-out evaluation
@@ -154,7 +161,7 @@ def collect(state: TrainState) -> RolloutBatch:
         generator=state.sample_gen,
         temperature=cfg.temperature,
         recompute_old_logp=False,
-        sampler_autocast_dtype=torch.bfloat16 if cfg.old_logp == "sampler_bf16" else None,
+        sampler_autocast_dtype=cfg.sampler_dtype,
     )
     score = task.reward if cfg.reward == "exact" else task.partial_reward
     rewards = torch.tensor([score(p, c) for p, c in zip(data.problems, data.completions, strict=True)])
@@ -166,13 +173,17 @@ def collect(state: TrainState) -> RolloutBatch:
     B = rewards.numel()
     order = torch.randperm(B, generator=state.shuffle_gen) if cfg.shuffle else torch.arange(B)
     minibatches = list(order.chunk(cfg.minibatches))
-    old_logp, old_routing = [], []
+    old_logp, old_routing, rhos = [], [], []
     state.model.train()  # the mode of the updates: the same arithmetic, so the first ratios are exactly 1
     for rows in minibatches:
         ctx = record_routing(state.model) if state.is_moe else contextlib.nullcontext()
         logp, _, routing = _forward(state, data, rows, ctx)
         old_logp.append(logp if cfg.old_logp == "recompute" else _rows(data.sampler_logp, rows))
         old_routing.append(routing)
+        if cfg.sampler_correction is not None:  # ρ = π_old / π_sampler (numbered note 10)
+            rho = sampler_ratio(logp, _rows(data.sampler_logp, rows), _rows(data.response_mask, rows),
+                                cfg.sampler_correction, cfg.sampler_clip_min, cfg.sampler_clip_max)  # fmt: skip
+            rhos.append(rho)
     ref_logp = None
     if state.ref_model is not None:
         state.ref_model.train()  # the updates' arithmetic: at step 0 the penalty is exactly 0
@@ -184,7 +195,8 @@ def collect(state: TrainState) -> RolloutBatch:
         "response/truncated_frac": data.truncated.float().mean().item(),
         "time/rollout_s": time.perf_counter() - t0,
     }
-    return RolloutBatch(data, rewards, adv, minibatches, old_logp, old_routing, ref_logp, max_new, stats)
+    rhos = rhos if cfg.sampler_correction is not None else None
+    return RolloutBatch(data, rewards, adv, minibatches, old_logp, old_routing, ref_logp, max_new, stats, rhos)
 
 
 def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
@@ -200,15 +212,10 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
         ctx = record_routing(state.model)
     state.model.train()
     logp, entropy, routing = _forward(state, data, rows, ctx)
-    eps_low, eps_high = cfg.clip
+    correction, correction_row = _corrections(cfg, batch, m, logp, mask)
+    eps = dict(zip(("eps_low", "eps_high"), cfg.clip, strict=True)) if cfg.clip[0] is not None else {}
     loss, stats = get_objective(cfg.objective)(
-        logp,
-        batch.old_logp[m],
-        _rows(batch.adv, rows),
-        mask,
-        eps_low=eps_low,
-        eps_high=eps_high,
-        budget=batch.max_new_tokens,
+        logp, batch.old_logp[m], _rows(batch.adv, rows), mask, budget=batch.max_new_tokens, **eps, **correction
     )
     policy_loss = loss
     if batch.ref_logp is not None:
@@ -218,7 +225,7 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
     params = [p for p in state.model.parameters() if p.requires_grad]
     if cfg.norm_of is not None:  # the other objective's gradient of the same minibatch and forward (direction × norm)
         other_loss, _ = get_objective(cfg.norm_of)(
-            logp, batch.old_logp[m], _rows(batch.adv, rows), mask, budget=batch.max_new_tokens
+            logp, batch.old_logp[m], _rows(batch.adv, rows), mask, budget=batch.max_new_tokens, **correction
         )
         other_grads = torch.autograd.grad(other_loss, params, retain_graph=True, allow_unused=True)
     loss.backward()
@@ -267,8 +274,25 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
         row["moe/expert_change"] = expert_change_frac(batch.old_routing[m], routing, full_mask)
         row["moe/expert_swap"] = expert_swap_frac(batch.old_routing[m], routing, full_mask)
     row.update(stats.as_dict())
+    row.update(correction_row)
     row["time/update_s"] = time.perf_counter() - t0
     return row
+
+
+def _corrections(cfg: TrainConfig, batch: RolloutBatch, m: int, logp: torch.Tensor, mask: torch.Tensor):
+    """The objective's correction keywords (``sampler_ratio``, ``seq_keep``) for minibatch ``m`` and their
+    ``correction/*`` metrics; ({}, {}) when neither the sampler correction nor OPSM is on."""
+    if cfg.sampler_correction is None and cfg.opsm_threshold is None:
+        return {}, {}
+    rows = batch.minibatches[m]
+    sampler_logp, kw = _rows(batch.data.sampler_logp, rows), {}
+    if batch.sampler_ratio is not None:
+        kw["sampler_ratio"] = batch.sampler_ratio[m]
+    if cfg.opsm_threshold is not None:
+        kw["seq_keep"] = off_policy_keep(_rows(batch.adv, rows), logp, sampler_logp, mask, cfg.opsm_threshold)
+    stats = correction_stats(kw.get("sampler_ratio"), kw.get("seq_keep"), batch.old_logp[m], sampler_logp, mask,
+                             cfg.sampler_correction, cfg.sampler_clip_min, cfg.sampler_clip_max)  # fmt: skip
+    return kw, stats
 
 
 def train_step(state: TrainState) -> list[dict]:

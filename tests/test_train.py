@@ -169,3 +169,30 @@ def test_token_advantages_in_the_loop():
     gspo_state = init_state(replace(CFG, objective="gspo"))
     gspo_first = update(gspo_state, collect(gspo_state), 0)
     assert gspo_first["loss/policy"] == pytest.approx(rows_seq[0]["loss/policy"], abs=1e-7)
+
+
+def test_sampler_correction_and_opsm_in_the_loop():
+    """bf16 sampler, π_old recomputed in fp32: ρ is logged near 1, multiplies the loss, and OPSM drops responses."""
+    from dataclasses import replace
+
+    from gspo_lab.config import SMOKE
+    from gspo_lab.step import collect, init_state, update
+
+    def first_update(**kw):
+        state = init_state(replace(SMOKE, objective="grpo", sampler_precision="bf16", **kw))
+        batch = collect(state)
+        return batch, update(state, batch, 0)
+
+    plain_batch, plain = first_update()
+    batch, row = first_update(sampler_correction="token_truncate", sampler_clip_min=0.999, sampler_clip_max=1.001)
+    assert not any(k.startswith("correction/") for k in plain)
+    assert batch.sampler_ratio is not None and len(batch.sampler_ratio) == SMOKE.minibatches
+    assert 0 < row["correction/logp_diff_mean"] < 0.05 and abs(row["correction/rho_mean"] - 1) < 0.01
+    assert row["correction/truncated_frac"] > 0 and row["correction/masked_frac"] == 0
+    assert torch.equal(batch.old_logp[0], plain_batch.old_logp[0])  # the same rollout: only the weight differs
+    assert row["loss/policy"] != plain["loss/policy"]
+    # δ = −1: every mean log(π_sampler/π_θ) here is ~1e-3 > δ, so exactly the responses with Â < 0 are dropped
+    opsm_batch, masked = first_update(opsm_threshold=-1.0)
+    negative = (opsm_batch.adv[opsm_batch.minibatches[0]] < 0).double().mean().item()
+    assert negative > 0 and masked["correction/opsm_dropped_frac"] == pytest.approx(negative)
+    assert masked["loss/policy"] != plain["loss/policy"]

@@ -57,6 +57,11 @@ KEY_IF_NOT_DEFAULT = {
     "grad_clip_rel": None,
     "grad_skip": None,
     "norm_of": None,
+    "sampler_precision": "fp32",
+    "sampler_correction": None,
+    "sampler_clip_min": None,
+    "sampler_clip_max": 3.0,
+    "opsm_threshold": None,
 }
 
 

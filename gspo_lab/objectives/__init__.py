@@ -138,7 +138,7 @@ def _entry(name, fn, clip, ratio, aggregation, reference, **kw) -> ObjectiveSpec
 OBJECTIVES: dict[str, ObjectiveSpec] = {
     spec.name: spec
     for spec in (
-        _entry("grpo", grpo, GRPO_CLIP, "token", "seq_mean_token_mean", "GSPO paper Eq. 2", per_token_adv=True,
+        _entry("grpo", grpo, GRPO_CLIP, "token", "seq_mean_token_mean", "GSPO paper Eq. 2",
                trl='loss_type="grpo"'),
         _entry("gspo", gspo, GSPO_CLIP, "sequence", "seq_mean", "GSPO paper Eqs. 5, 7",
                trl='loss_type="grpo", importance_sampling_level="sequence"'),
@@ -157,8 +157,8 @@ OBJECTIVES: dict[str, ObjectiveSpec] = {
         _entry("gmpo", gmpo, GMPO_CLIP, "sequence", "seq_mean", "GMPO (arXiv 2507.20673)",
                trl="trl.experimental.gmpo.GMPOTrainer (experimental)"),
         _entry("cispo", cispo, CISPO_CAP, "token", "token_mean", "MiniMax-M1 CISPO (arXiv 2506.13585)",
-               per_token_adv=True, trust_region="cap", trl='loss_type="cispo", epsilon_high=5.0'),
-        _entry("sapo", sapo, None, "token", "seq_mean_token_mean", "SAPO (arXiv 2511.20347)", per_token_adv=True,
+               trust_region="cap", trl='loss_type="cispo", epsilon_high=5.0'),
+        _entry("sapo", sapo, None, "token", "seq_mean_token_mean", "SAPO (arXiv 2511.20347)",
                trust_region="soft gate", trl='loss_type="sapo"'),
         _entry("vespo", vespo, None, "sequence-product", "token_mean", "VESPO (arXiv 2602.10693)",
                trust_region="smooth weight", trl='loss_type="vespo"'),

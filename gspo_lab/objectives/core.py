@@ -115,7 +115,12 @@ def clipped_surrogate(
     log_ratio: Tensor, adv: Tensor, eps_low: float, eps_high: float, clip_c: float | None = None
 ) -> Tensor:
     """min(r Â, clip(r, 1 − ε_low, 1 + ε_high) Â) elementwise, r = exp(log_ratio): the one exp(), before clipping.
-    With ``clip_c`` (dual-clip), an element with Â < 0 is floored at c·Â."""
+    With ``clip_c`` (dual-clip), an element with Â < 0 is floored at c·Â; its log-ratio is first capped at
+    log c + 1, which changes no value or gradient (every element past it is dual-clipped for Â < 0 and high-clipped
+    for Â > 0, both with zero gradient) but keeps exp() finite: TRL's ``delta`` gives a NaN gradient in float32 at
+    log w = 100 (0 · exp′ = 0 · inf), this does not."""
+    if clip_c is not None:
+        log_ratio = log_ratio.clamp(max=math.log(clip_c) + 1.0)
     weight = log_ratio.exp()
     surrogate = torch.minimum(weight * adv, weight.clamp(1 - eps_low, 1 + eps_high) * adv)
     if clip_c is None:
