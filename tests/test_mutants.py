@@ -634,6 +634,12 @@ RULE_MUTANTS += [
 ]  # fmt: skip
 MUTANTS += RULE_MUTANTS
 
+from successor_mutants import ROWS as SUCCESSOR_ROWS  # noqa: E402  # isort: skip (tests/ is on sys.path)
+
+#: the successors and the sampler–trainer corrections, one row each (issue 24): agreement with TRL 1.16's own code
+SUCCESSOR_MUTANTS = [Mutant(*row) for row in SUCCESSOR_ROWS]
+MUTANTS += SUCCESSOR_MUTANTS
+
 
 def apply(mp: pytest.MonkeyPatch, row: Mutant) -> None:
     """Patch ``row.target`` with ``row.replacement(original)`` on ``mp``."""
@@ -670,6 +676,15 @@ def test_claim_fails_under_its_mutant(row):
 def test_every_findings_rule_has_a_mutant():
     """Each verdict rule of the findings page has a row: a broken piece under which one of its cases flips."""
     assert {m.claim.removeprefix("rule: ") for m in RULE_MUTANTS} == set(rules.RULES)
+
+
+def test_every_successor_and_correction_mode_has_a_mutant():
+    """One row per objective after GSPO and per correction mode (and OPSM), each flipping its TRL agreement."""
+    from gspo_lab.corrections import MODES
+
+    claims = " ".join(m.claim for m in SUCCESSOR_MUTANTS)
+    for name in ("cispo", "sapo", "luspo", "vespo", "gmpo", *MODES, "OPSM"):
+        assert f" {name} " in claims, name
 
 
 def test_every_notebook_claim_has_a_mutant():
