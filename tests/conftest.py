@@ -3,8 +3,13 @@ execution of every notebook per test session."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
+
+# the GMPO agreement tests import TRL's experimental trainer on purpose: its "unstable API" warning is known
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 
 class BigramPolicy(torch.nn.Module):

@@ -1,5 +1,6 @@
 """The README's table mapping our knobs to TRL's and verl's names: every gspo_lab name is a TrainConfig field and
-every TRL name is a field of TRL's own GRPOConfig (verl is not installed here; its column is not checked)."""
+every TRL name is a field of TRL's own GRPOConfig (or, for GMPO's row, of the experimental GMPOConfig, a subclass) —
+verl is not installed here; its column is not checked."""
 
 from __future__ import annotations
 
@@ -34,9 +35,24 @@ def test_knob_map_names_real_fields():
     rows = _table()
     assert len(rows) >= 12
     ours = {f.name for f in dataclasses.fields(TrainConfig)}
-    trl = {f.name for f in dataclasses.fields(GRPOConfig)}
+    from trl.experimental.gmpo import GMPOConfig
+
+    trl = {f.name for f in dataclasses.fields(GRPOConfig)} | {f.name for f in dataclasses.fields(GMPOConfig)}
     for our_cell, trl_cell, _ in rows:
         assert _names(our_cell) and _names(our_cell) <= ours, our_cell
         assert _names(trl_cell) and _names(trl_cell) <= trl, trl_cell
-    for knob in ("minibatches", "epochs", "eps_low", "eps_high", "beta", "group_size"):
+    for knob in (
+        "minibatches",
+        "epochs",
+        "eps_low",
+        "eps_high",
+        "beta",
+        "group_size",
+        "sampler_correction",
+        "opsm_threshold",
+    ):
         assert any(knob in _names(r[0]) for r in rows), knob
+    from gspo_lab.objectives import OBJECTIVES
+
+    mapped = {re.search(r'objective="(\w+)"', r[0]).group(1) for r in rows if 'objective="' in r[0]}
+    assert set(OBJECTIVES) - {"gspo_token", "gspo_token_mean"} <= mapped, "every objective has its row"

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 from collections import defaultdict
 from types import SimpleNamespace
 
@@ -31,8 +30,6 @@ from test_trl_agreement import LENGTHS, SEEDS, TOL, B, T, _fake_logps, _inputs, 
 from gspo_lab.corrections import MODES, off_policy_keep, sampler_ratio
 from gspo_lab.objectives import cispo, gamma_weights, gmpo, grpo, gspo, luspo, sapo, vespo
 from gspo_lab.ratios import tok_log_ratio
-
-os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 
 @dataclasses.dataclass(frozen=True)
