@@ -41,8 +41,14 @@ COLORS = {
     "grpo_const_norm": "#9467bd",
     "gspo_token_mean": "#8c564b",
     "grpo_dual_clip": "#e377c2",
+    "cispo": "#17becf",
+    "sapo": "#bcbd22",
+    "luspo": "#393b79",
+    "vespo": "#637939",
+    "gmpo": "#8c6d31",
 }
-LABELS = {"grpo": "GRPO", "gspo": "GSPO", "gspo_token": "GSPO-token", "grpo_dual_clip": "GRPO + dual-clip"}
+LABELS = {"grpo": "GRPO", "gspo": "GSPO", "gspo_token": "GSPO-token", "grpo_dual_clip": "GRPO + dual-clip",
+          "cispo": "CISPO", "sapo": "SAPO", "luspo": "LUSPO", "vespo": "VESPO", "gmpo": "GMPO"}  # fmt: skip
 
 
 def _load_backend() -> None:

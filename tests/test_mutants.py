@@ -629,6 +629,9 @@ RULE_MUTANTS += [
           "the sign of the mean difference instead of its interval"),
     _rule("f10.account", "neither, GSPO keeps its lead", "gspo_lab.findings.f10_why.account_verdict",
           _same(account_two_by_two_only), "content read from the 2×2 alone (skip vs shrink and relative caps ignored)"),
+    _rule("f11.position", "t interval across 0 where the bootstrap's is above",
+          "gspo_lab.findings.f11_successors.t_sign", _same(interval_sign),
+          "the percentile bootstrap instead of the declared Student-t interval"),
     _rule("f8.spikes", "medians 30 and 300", "gspo_lab.findings.f8_dense.SAME_ORDER", _same(30.0),
           "'of the same order' widened to a factor 30"),
 ]  # fmt: skip

@@ -28,6 +28,7 @@ import gspo_lab.findings.f7_token_adv as f7
 import gspo_lab.findings.f8_dense as f8
 import gspo_lab.findings.f9_precursors as f9
 import gspo_lab.findings.f10_why as f10
+import gspo_lab.findings.f11_successors as f11
 import gspo_lab.findings.page  # noqa: F401  (imports every finding, so RULES is complete)
 import gspo_lab.findings.rules as rules
 
@@ -36,6 +37,8 @@ UP = S([0.05, 0.04, 0.06, 0.03, 0.05])  # a paired difference whose interval lie
 DOWN = -UP
 MIXED = S([0.04, -0.05, 0.03, -0.04, 0.01])  # mean -0.002, interval across 0
 MIXED_POS = S([0.06, -0.05, 0.03, -0.04, 0.02])  # mean +0.004, interval across 0
+# the percentile bootstrap's interval lies above 0 (every resampled mean >= 0.01), the Student-t interval crosses 0
+EDGE = S([0.10, 0.02, 0.03, 0.01, 0.02])
 
 
 def _volatility(changes: dict[float, float]) -> pd.DataFrame:
@@ -376,6 +379,15 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("both in the 2×2", lambda: _account("both", "none", "none"), "both"),
         ("mixed, nothing else", lambda: _account("mixed", "lower", "lower"), "neither"),
     ],
+    "f11.position": [
+        ("above GRPO and above GSPO", lambda: f11.position_verdict(UP, UP), "above_gspo"),
+        ("above GRPO, across 0 against GSPO", lambda: f11.position_verdict(UP, MIXED), "gspo_like"),
+        ("above GRPO, below GSPO", lambda: f11.position_verdict(UP, DOWN), "between"),
+        ("across 0 against GRPO, below GSPO", lambda: f11.position_verdict(MIXED, DOWN), "grpo_like"),
+        ("below GRPO, across 0 against GSPO", lambda: f11.position_verdict(DOWN, MIXED), "below_grpo"),
+        ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED), "unresolved"),
+        ("t interval across 0 where the bootstrap's is above", lambda: f11.position_verdict(EDGE, DOWN), "grpo_like"),
+    ],
     "f8.spikes": [
         ("medians 180 and 245", lambda: f8.spikes_verdict(S([180.0, 150, 200]), S([245.0, 230, 260])), "same"),
         ("medians 30 and 300", lambda: f8.spikes_verdict(S([30.0, 28, 33]), S([300.0, 310, 290])), "different"),
@@ -428,3 +440,22 @@ def test_pending_and_provisional():
 
 def test_account_is_pending_while_a_part_is():
     assert _account("size", "pending", "higher").outcome == rules.PENDING
+
+
+def test_f11_robustness_lists_every_rereading_that_changes_the_verdict():
+    """f11.position re-read without each seed, on reward AUC and the final evaluation: a verdict that one seed
+    carries is fragile; one that every re-reading keeps is robust."""
+    rows = []
+    for seed in range(5):
+        for arm, acc in (("grpo", 0.1), ("gspo", 0.6), ("sapo", 0.6)):
+            lift = 0.3 if (arm == "sapo" and seed == 0) else 0.0
+            jitter = 0.01 * seed
+            rows.append({"seed": seed, "arm_id": arm, "late_acc": acc + lift + jitter, "reward_auc": acc + jitter,
+                         "eval_final": acc + jitter})  # fmt: skip
+    table = pd.DataFrame(rows)
+    verdict, flips = f11.robust_position(table, "sapo")
+    assert verdict.outcome == "gspo_like" and flips == []  # +0.06 mean lead over GSPO, t interval across 0
+    steady = table.assign(late_acc=table["late_acc"] - table["arm_id"].eq("sapo") * table["seed"].eq(0) * 0.3)
+    steady.loc[steady["arm_id"].eq("sapo"), "late_acc"] += 0.05  # above GSPO on every seed, by 0.05
+    verdict, flips = f11.robust_position(steady, "sapo")
+    assert verdict.outcome == "above_gspo" and any(f.startswith("training-reward AUC") for f in flips)

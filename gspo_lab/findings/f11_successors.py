@@ -1,0 +1,205 @@
+"""Finding 11 ("after GSPO"), regime (a): GSPO's successors where GRPO collapses — its rule, runs, table and figure.
+
+The successors (CISPO, SAPO, LUSPO, VESPO, GMPO; :mod:`gspo_lab.objectives`) ran in finding 2's collapse regime on the
+seeds of finding 2's stored GRPO and GSPO arms (``data/specs/f11_successors_collapse.toml``), so each is compared
+with both, paired by seed, on late held-out accuracy with a 95 % Student-t interval
+(:func:`gspo_lab.experiments.stats.t_interval`). Rule ``f11.position`` places each successor relative to the two;
+declared with it, the same rule is re-read with each seed left out, on training-reward AUC and on the final
+evaluation alone, and a verdict that changes under any of them is marked *fragile*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+
+from gspo_lab.experiments.stats import paired_diff, t_interval, t_sign
+from gspo_lab.findings.fmt import clip_label, num
+from gspo_lab.findings.rules import PENDING, Rule, class_verdict, register
+from gspo_lab.findings.tables import F2, MODELS, declared, progress, spec, with_base
+
+__all__ = [
+    "SPEC",
+    "SUCCESSORS",
+    "POSITION",
+    "position_outcome",
+    "position_verdict",
+    "position",
+    "robust_position",
+    "runs",
+    "plot_positions",
+    "section",
+]
+
+SPEC = "f11_successors_collapse"
+SUCCESSORS = ("cispo", "sapo", "luspo", "vespo", "gmpo")
+#: the endpoints the robustness check re-reads the rule on: (name, column)
+ENDPOINTS = (("late held-out accuracy", "late_acc"), ("training-reward AUC", "reward_auc"),
+             ("final evaluation", "eval_final"))  # fmt: skip
+SEEDS = 5
+
+POSITION = register(
+    Rule(
+        "f11.position",
+        "11",
+        {
+            "above_gspo": "above GSPO",
+            "gspo_like": "like GSPO (above GRPO, not shown below GSPO)",
+            "between": "between GRPO and GSPO",
+            "grpo_like": "like GRPO (below GSPO, not shown above GRPO)",
+            "below_grpo": "below GRPO",
+            "unresolved": "unresolved (neither difference shown)",
+        },
+        {"LEVEL": 0.95},
+        declared="data/specs/f11_successors_collapse.toml, before its runs (Student-t interval)",
+        marker="Rule f11.position per objective and model, on (d_GRPO = objective - GRPO, d_GSPO = objective - GSPO)",
+        specs=(SPEC,),
+    )
+)
+
+
+def position_outcome(d_grpo, d_gspo) -> str:
+    """The first outcome of ``f11.position`` that applies, in its declared order, to the paired differences
+    (objective − GRPO, objective − GSPO) per seed; PENDING without both."""
+    if len(d_grpo) == 0 or len(d_gspo) == 0:
+        return PENDING
+    above_grpo, vs_gspo = t_sign(d_grpo), t_sign(d_gspo)
+    if vs_gspo > 0:
+        return "above_gspo"
+    if above_grpo > 0:
+        return "gspo_like" if vs_gspo == 0 else "between"
+    if vs_gspo < 0:
+        return "grpo_like"
+    if above_grpo < 0:
+        return "below_grpo"
+    return "unresolved"
+
+
+def position_verdict(d_grpo, d_gspo):
+    """Rule ``f11.position`` on the paired differences (objective − GRPO, objective − GSPO) per seed."""
+    return POSITION.verdict(position_outcome(d_grpo, d_gspo))
+
+
+def position(table: pd.DataFrame, objective: str, metric: str = "late_acc"):
+    """Rule ``f11.position`` for ``objective`` on one model's runs (``arm_id`` = objective, with grpo and gspo)."""
+    d_grpo = paired_diff(table, objective, "grpo", metric)
+    d_gspo = paired_diff(table, objective, "gspo", metric)
+    return position_verdict(d_grpo, d_gspo)
+
+
+def robust_position(table: pd.DataFrame, objective: str) -> tuple:
+    """(verdict, flips): the verdict on the primary endpoint, and each declared re-reading under which it changes —
+    every seed left out in turn, the secondary endpoint, the final evaluation alone. Fragile when ``flips``."""
+    verdict = position(table, objective)
+    if verdict.outcome == PENDING:
+        return verdict, []
+    flips = []
+    for name, column in ENDPOINTS[1:]:
+        other = position(table, objective, column)
+        if other.outcome != verdict.outcome:
+            flips.append(f"{name}: {other.label}")
+    for seed in sorted(table["seed"].unique()):
+        other = position(table[table["seed"] != seed], objective)
+        if other.outcome != verdict.outcome:
+            flips.append(f"without seed {seed}: {other.label}")
+    done = int((table["arm_id"] == objective).sum())
+    if done < SEEDS:
+        verdict = replace(verdict, provisional=f"{done} of {SEEDS} seeds finished")
+    return verdict, flips
+
+
+def runs() -> pd.DataFrame:
+    """Every finished f11 run and finding 2's stored GRPO / GSPO runs without grad clip on the same seeds
+    (``arm_id`` = objective; ``model``; ``source``)."""
+    s = spec(SPEC)
+    parts = []
+    t = declared(s)
+    if not t.empty:
+        parts.append(with_base(s, t, ("checkpoint", "objective")).assign(source=SPEC))
+    for role in ("moe", "dense"):
+        f2 = spec(F2[role])
+        t = with_base(f2, declared(f2), ("checkpoint", "objective", "grad_clip"))
+        rr = t.get("routing_replay", pd.Series(False, index=t.index)).fillna(False).astype(bool)
+        no_clip = t["grad_clip"].map(clip_label) == "off"
+        parts.append(t[no_clip & ~rr].assign(source=F2[role]))
+    table = pd.concat(parts, ignore_index=True)
+    table = table.assign(arm_id=table["objective"], model=table["checkpoint"].map(MODELS))
+    order = table["checkpoint"].map(list(MODELS).index)
+    return table.assign(order=order).sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
+
+
+def _t_cell(values) -> str:
+    values = list(values)
+    if not values:
+        return "—"
+    lo, hi = t_interval(values)
+    return f"{num(float(pd.Series(values).mean()))} [{num(lo)}, {num(hi)}] (n = {len(values)})"
+
+
+def _rows(table: pd.DataFrame) -> tuple[list, list]:
+    rows, verdicts = [], []
+    for model, m in table.groupby("model", sort=False):
+        for arm in ("grpo", "gspo", *SUCCESSORS):
+            g = m[m["arm_id"] == arm]
+            if g.empty:
+                continue
+            k, n = int(g["collapsed"].sum()), len(g)
+            cells = [model, arm, _t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})"]
+            if arm in SUCCESSORS:
+                verdict, flips = robust_position(m, arm)
+                d_grpo, d_gspo = (paired_diff(m, arm, base, "late_acc") for base in ("grpo", "gspo"))
+                fragile = "fragile: " + "; ".join(flips) if flips else "robust"
+                cells += [_t_cell(d_grpo), _t_cell(d_gspo), str(verdict), fragile]
+                verdicts.append({"model": model, "objective": arm, "verdict": verdict, "fragile": bool(flips)})
+            else:
+                cells += ["—", "—", "stored arm (finding 2)", "—"]
+            rows.append(cells)
+    return rows, verdicts
+
+
+def plot_positions(data: pd.DataFrame):
+    """Late held-out accuracy per run (dots) and per arm (bar: mean), one panel per model."""
+    from matplotlib.figure import Figure
+
+    from gspo_lab.plots import color, label
+
+    models = list(dict.fromkeys(data["model"]))
+    fig = Figure(figsize=(5.2 * max(len(models), 1), 3.4))
+    axes = fig.subplots(1, max(len(models), 1), squeeze=False)
+    for ax, model in zip(axes[0], models, strict=False):
+        m = data[data["model"] == model]
+        arms = [a for a in ("grpo", "gspo", *SUCCESSORS) if a in set(m["arm_id"])]
+        for i, arm in enumerate(arms):
+            v = m.loc[m["arm_id"] == arm, "late_acc"]
+            ax.bar(i, v.mean(), color=color(arm), alpha=0.35, width=0.7)
+            ax.plot([i] * len(v), v, "o", color=color(arm), ms=4)
+        ax.set_xticks(range(len(arms)), [label(a) for a in arms], rotation=30, ha="right")
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{model}: late held-out accuracy (rollouts 40-80)")
+        ax.set_ylabel("exact-match accuracy")
+    fig.tight_layout()
+    return fig
+
+
+def section() -> tuple[dict, dict]:
+    table = runs()
+    rows, verdicts = _rows(table)
+    ctx = {
+        "progress": progress(spec(SPEC)),
+        "rows": rows,
+        "verdicts": verdicts,
+        "header": [
+            "model",
+            "objective",
+            "late held-out accuracy [95 % t]",
+            "collapsed (v2)",
+            "− GRPO (paired)",
+            "− GSPO (paired)",
+            "f11.position",
+            "robustness",
+        ],  # fmt: skip
+    }
+    data = table[["model", "arm_id", "seed", "late_acc"]].sort_values(["model", "arm_id", "seed"])
+    figures = {"f11_successors": (data.reset_index(drop=True), plot_positions)} if len(rows) else {}
+    return ctx, figures
