@@ -23,6 +23,8 @@ from gspo_lab.policy import rollout_logprobs
 from gspo_lab.reductions import masked_mean, seq_lengths
 
 __all__ = [
+    "TRUST_REGIONS",
+    "trust_region_weights",
     "UNCLIPPED",
     "token_grad_weights",
     "weight_profile",
@@ -234,3 +236,39 @@ def gspo_token_identity(trace, k: int, per_token_adv: Tensor, *, minibatch: int 
         "max_abs_diff_token_adv": (g_tok_pt - g_seq_pt).abs().max().item(),
         "grad_scale": g_seq.abs().max().item(),
     }
+
+
+#: the objectives whose weight profiles notebook 03 draws, in its legend's order
+TRUST_REGIONS = ("grpo", "grpo_dual_clip", "cispo", "sapo", "vespo", "gmpo")
+
+
+def trust_region_weights(log_ratios, names=TRUST_REGIONS, overrides: dict | None = None) -> pd.DataFrame:
+    """Each objective's gradient weight per unit Â on a one-token response, as a function of its log-ratio.
+
+    For a response of one token the token and sequence ratios coincide, so every objective's trust region shows as
+    one curve per sign of Â: weight = −∂loss/∂logp / (Â / B), by autograd on the objective itself (B responses of one
+    token, one per grid point). 1 at log w = 0 for every objective; 0 where a hard clip binds; CISPO's cap, SAPO's
+    gate, VESPO's φ and GMPO's log band bend it without (or before) zeroing it.
+
+    Args:
+        log_ratios: the grid of log w (N values).
+        names: registry names.
+        overrides: {name: keyword arguments} (e.g. ``{"sapo": {"tau_pos": 2.0, "tau_neg": 2.0}}``).
+    Returns:
+        columns objective, advantage ("Â > 0" / "Â < 0"), log_ratio, ratio, weight.
+    """
+    grid = torch.as_tensor(log_ratios, dtype=torch.float64).reshape(-1, 1)
+    n = grid.shape[0]
+    old = torch.full_like(grid, -1.0)  # any log-prob: the weight depends on the log-ratio only
+    mask = torch.ones_like(grid, dtype=torch.bool)
+    rows = []
+    for name in names:
+        for sign, label in ((1.0, "Â > 0"), (-1.0, "Â < 0")):
+            logp = (old + grid).requires_grad_(True)
+            adv = torch.full((n,), sign, dtype=torch.float64)
+            loss, _ = get_objective(name)(logp, old, adv, mask, **(overrides or {}).get(name, {}))
+            (grad,) = torch.autograd.grad(loss, logp)
+            weight = (-grad[:, 0] * n / sign).tolist()
+            rows += [{"objective": name, "advantage": label, "log_ratio": x, "ratio": float(torch.tensor(x).exp()),
+                      "weight": w} for x, w in zip(grid[:, 0].tolist(), weight, strict=True)]  # fmt: skip
+    return pd.DataFrame(rows)

@@ -29,6 +29,7 @@ __all__ = [
     "plot_live",
     "plot_stability",
     "plot_dose",
+    "plot_trust_regions",
     "LIVE_PANELS",
 ]
 
@@ -358,5 +359,27 @@ def plot_dose(table: pd.DataFrame) -> Figure:
         ax.set_xticks(range(len(caps)), ["no cap", "30", "10", "1"])
         ax.set(title=model, xlabel="grad-norm cap", ylabel="late held-out accuracy", ylim=(0, None))
         ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_trust_regions(table: pd.DataFrame, title: str = "") -> Figure:
+    """Each objective's gradient weight per unit Â against the log-ratio of a one-token response, one panel per sign
+    of Â (:func:`gspo_lab.gradients.trust_region_weights`). A flat 0 is a hard clip; a curve bending down is a soft
+    gate or cap."""
+    fig, axes = _fig(2, width=4.8, height=3.4)
+    for ax, sign in zip(axes, ("Â > 0", "Â < 0"), strict=True):
+        part = table[table["advantage"] == sign]
+        for name, g in part.groupby("objective", sort=False):  # hard clips dashed: they coincide in places
+            style = {"grpo_dual_clip": "--", "gmpo": "-."}.get(name, "-")
+            ax.plot(g["log_ratio"], g["weight"], style, color=color(name), lw=2.4 if name == "grpo" else 1.6,
+                    label=label(name))  # fmt: skip
+        ax.axhline(1.0, color="grey", lw=0.6, ls=":")
+        ax.axvline(0.0, color="grey", lw=0.6, ls=":")
+        ax.set(xlabel="log w = log π_θ / π_old of the token", ylabel="gradient weight per unit Â", ylim=(-0.1, 5.2))
+        ax.set_title(f"{sign}: {'raising' if sign == 'Â > 0' else 'lowering'} the token's probability", fontsize=10)
+    axes[0].legend(fontsize=8, loc="upper left")
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig

@@ -18,13 +18,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import pandas as pd
 import torch
 
 from gspo_lab.config import TrainConfig
 from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP, get_objective
 from gspo_lab.reductions import masked_mean
 
-__all__ = ["SAMPLERS", "Mismatch", "sampler_mismatch", "mismatch_stats", "mismatch_samples", "first_update_clip"]
+__all__ = ["SAMPLERS", "Mismatch", "sampler_mismatch", "mismatch_stats", "mismatch_samples", "first_update_clip",
+           "correction_table"]  # fmt: skip
 
 #: the sampler's precision: the name of TrainConfig.old_logp that takes π_old from it
 SAMPLERS = {"fp32": "sampler", "bf16": "sampler_bf16"}
@@ -123,3 +125,24 @@ def mismatch_samples(m: Mismatch) -> dict:
     """``{"token": |Δ| per valid token, "sequence": |mean_t Δ| per response}`` as numpy arrays (for plots)."""
     seq = masked_mean(m.delta, m.mask, dim=-1)[m.mask.any(-1)]
     return {"token": m.delta[m.mask].abs().numpy(), "sequence": seq.abs().numpy()}
+
+
+def correction_table(m: Mismatch, bands: dict[str, tuple[float | None, float]]) -> pd.DataFrame:
+    """What each of TRL's four sampler–trainer correction modes does to one batch (:mod:`gspo_lab.corrections`):
+    ρ = π_train / π_sampler per token or per sequence, for each band name → (clip_min, clip_max); per row the share
+    of valid tokens masked (ρ set to 0) or truncated, the mean applied ρ, and GRPO's and GSPO's loss at π_θ = π_train
+    with the correction against without it (both objectives at their paper ε)."""
+    from gspo_lab.corrections import MODES, correction_stats, sampler_ratio
+
+    rows = []
+    plain = {n: get_objective(n)(m.train_logp, m.train_logp, m.adv, m.mask)[0].item() for n in ("grpo", "gspo")}
+    for band, (lo, hi) in bands.items():
+        for mode in MODES:
+            rho = sampler_ratio(m.train_logp, m.sampler_logp, m.mask, mode, lo, hi)
+            stats = correction_stats(rho, None, m.train_logp, m.sampler_logp, m.mask, mode, lo, hi)
+            row = {"band": band, "mode": mode, **{k.split("/")[1]: v for k, v in stats.items()}}
+            for name in ("grpo", "gspo"):
+                loss = get_objective(name)(m.train_logp, m.train_logp, m.adv, m.mask, sampler_ratio=rho)[0].item()
+                row[f"{name}_loss_change"] = loss - plain[name]
+            rows.append(row)
+    return pd.DataFrame(rows)

@@ -37,6 +37,8 @@ __all__ = [
     "ArmPanel",
     "ARM_METRICS",
     "EPS_RANGES",
+    "trust_region_view",
+    "TrustRegionPanel",
 ]
 
 #: log10 slider ranges of ε per objective: each objective's own scale, its paper default inside
@@ -259,6 +261,44 @@ class PrecisionPanel(_Panel):
 
     def redraw(self) -> str:
         return self.show(precision_view, self.cfg, self.precision.value, self.temperature.value, self.cache)
+
+
+def trust_region_view(eps: float, eps_max: float, tau: float):
+    """(Figure, readout): the weight profiles of notebook 03 at GRPO's band ε (both sides; dual-clip c = 3), CISPO's
+    cap ε_max and SAPO's temperature τ (both signs); VESPO and GMPO at their defaults."""
+    import numpy as np
+
+    from gspo_lab.gradients import TRUST_REGIONS, trust_region_weights
+    from gspo_lab.plots import plot_trust_regions
+
+    overrides = {"grpo": dict(eps_low=eps, eps_high=eps), "grpo_dual_clip": dict(eps_low=eps, eps_high=eps),
+                 "cispo": dict(eps_high=eps_max), "sapo": dict(tau_pos=tau, tau_neg=tau)}  # fmt: skip
+    table = trust_region_weights(np.linspace(-2.5, 2.5, 201), TRUST_REGIONS, overrides)
+    fig = plot_trust_regions(table, title=f"GRPO ε = {eps:.3g}, CISPO ε_max = {eps_max:.3g}, SAPO τ = {tau:.3g}")
+    at = table[np.isclose(table["log_ratio"], 1.0)].set_index(["advantage", "objective"])["weight"]
+    parts = [f"{n} {at[('Â < 0', n)]:.2f}" for n in TRUST_REGIONS]
+    zeroed = table[(table["weight"] == 0) & (table["advantage"] == "Â > 0")]["objective"].unique()
+    text = (f"weight of a token at w = e ≈ 2.72 with Â < 0: {', '.join(parts)}; zero for some w with Â > 0 "
+            f"(a hard clip): {', '.join(zeroed) or 'none'}")  # fmt: skip
+    return fig, text
+
+
+class TrustRegionPanel(_Panel):
+    """GRPO's ε, CISPO's ε_max and SAPO's τ as sliders over the weight profiles (notebook 03, section 5)."""
+
+    def __init__(self, eps: float = 0.2, eps_max: float = 5.0, tau: float = 1.0):
+        super().__init__("trust")
+        self.eps = W.FloatSlider(value=eps, min=0.05, max=0.8, step=0.05, description="GRPO ε")
+        self.eps_max = W.FloatSlider(value=eps_max, min=1.5, max=10.0, step=0.5, description="CISPO ε_max")
+        self.tau = W.FloatLogSlider(value=tau, base=10, min=-0.6, max=0.6, step=0.05, description="SAPO τ")
+        for w, name in ((self.eps, "eps"), (self.eps_max, "eps-max"), (self.tau, "tau")):
+            w.add_class(f"gspo-trust-{name}")
+            w.observe(lambda change: self.moved(change) and self.redraw(), names="value")
+        self.widget = W.VBox([W.HBox([self.eps, self.eps_max, self.tau]), self.out, self.readout])
+        self.redraw()
+
+    def redraw(self) -> str:
+        return self.show(trust_region_view, self.eps.value, self.eps_max.value, self.tau.value)
 
 
 def live_view(runs: dict):

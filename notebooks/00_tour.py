@@ -44,8 +44,8 @@ from IPython.display import display
 from gspo_lab.analysis import compare_objectives, offpolicy_trace
 from gspo_lab.config import TrainConfig
 from gspo_lab.gradients import on_policy_gradient_gap
-from gspo_lab.plots import plot_objective_table
 from gspo_lab.nb.results import claim, record_results
+from gspo_lab.plots import plot_objective_table
 
 cfg = TrainConfig(checkpoint=checkpoint, length=length, prompts_per_rollout=prompts, group_size=group_size,
                   minibatches=minibatches, objective="grpo", lr=lr, seed=seed)

@@ -46,11 +46,16 @@ from dataclasses import replace
 
 from IPython.display import display
 
-from gspo_lab.analysis import offpolicy_trace, prefix_ratio_variance, ratio_variance, token_clip_vs_sequence_ratio
-from gspo_lab.analysis import variance_growth
+from gspo_lab.analysis import (
+    offpolicy_trace,
+    prefix_ratio_variance,
+    ratio_variance,
+    token_clip_vs_sequence_ratio,
+    variance_growth,
+)
 from gspo_lab.config import TrainConfig
-from gspo_lab.objectives import GRPO_CLIP
 from gspo_lab.nb.results import claim, record_results
+from gspo_lab.objectives import GRPO_CLIP
 from gspo_lab.widgets import RatioPanel, ratio_view, variance_view
 
 cfg = replace(

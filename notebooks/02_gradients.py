@@ -46,10 +46,16 @@ from IPython.display import display
 
 from gspo_lab.analysis import offpolicy_trace
 from gspo_lab.config import TrainConfig
-from gspo_lab.gradients import UNCLIPPED, gspo_token_identity, per_token_advantages, staleness_noise
-from gspo_lab.gradients import token_grad_weights, weight_profile
-from gspo_lab.plots import plot_gradient_variance
+from gspo_lab.gradients import (
+                  UNCLIPPED,
+                  gspo_token_identity,
+                  per_token_advantages,
+                  staleness_noise,
+                  token_grad_weights,
+                  weight_profile,
+)
 from gspo_lab.nb.results import claim, record_results
+from gspo_lab.plots import plot_gradient_variance
 from gspo_lab.tasks import get_task
 from gspo_lab.widgets import TracePanel, grad_view
 

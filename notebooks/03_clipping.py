@@ -45,8 +45,8 @@ from IPython.display import display
 
 from gspo_lab.clipping import clip_runs, clip_summary
 from gspo_lab.config import TrainConfig
-from gspo_lab.plots import plot_clip_runs
 from gspo_lab.nb.results import claim, record_results
+from gspo_lab.plots import plot_clip_runs
 from gspo_lab.widgets import ClipPanel, clip_view
 
 cfg = TrainConfig(checkpoint=checkpoint, length=length, prompts_per_rollout=prompts, group_size=group_size,
@@ -119,12 +119,41 @@ stored_ratio = per_seed_ratio(stored, "gspo", "grpo")
 print("GSPO / GRPO clipped tokens per seed:", ", ".join(f"{r:.0f}×" for r in stored_ratio))
 
 # %% [markdown]
+# ## 5. Trust regions as weight profiles: what a "clip" is for GSPO's successors
+# Every objective's gradient is a sum over tokens of (a weight) × Â × ∇ log π_θ(token). The *trust region* is how that
+# weight moves as the token's ratio w = π_θ / π_old drifts from 1. Below, for a response of one token (where token
+# and sequence ratios coincide), the weight per unit Â against log w, by autograd on each objective in the library:
+# GRPO's hard clip drops it to 0 past the band for the sign of Â (and leaves it unbounded for Â < 0 — dual-clip
+# floors that at c = 3); **CISPO** never zeroes a token, it caps a detached weight at ε_max; **SAPO** replaces the
+# clip by a smooth gate σ(τ(w − 1)) whose gradient weight rises and falls on both sides; **VESPO** weights the whole
+# response by a Gamma-shaped φ of its product ratio; **GMPO** clips each token's log-ratio to ±0.4 inside a geometric
+# mean. So a "clip fraction" means different things: for GRPO and GMPO the tokens whose gradient is zeroed; for CISPO
+# the tokens whose weight hit the cap (they still push, at weight ε_max — TRL logs only those with Â > 0); for SAPO
+# and VESPO nothing is ever clipped — the kit reports their clip fractions as 0 and their mean weight
+# (`weight/token_mean`) instead. The plain call is the sliders' twin.
+
+# %%
+from gspo_lab.gradients import trust_region_weights
+from gspo_lab.widgets import TrustRegionPanel, trust_region_view
+
+fig, text = trust_region_view(0.2, 5.0, 1.0)
+display(fig)
+print(text)
+profiles = trust_region_weights([-2.0, 0.0, 1.0, 2.0])
+
+# %%
+trust_panel = TrustRegionPanel()
+trust_panel.widget
+
+# %% [markdown]
 # ## What to take away
 # * With the paper's ranges GSPO clips one to two orders of magnitude more tokens than GRPO — whole responses at a
 #   time — on the same prompts stream. (Whether it also learns faster is a question for held-out evaluation, not
 #   asserted here; the reward curves above are this run's training rewards.)
 # * GRPO's wide token band almost never binds, yet it does not stop a response's sequence ratio from drifting (01).
 # * Always check the unit before comparing clip fractions across libraries.
+# * GSPO's successors bound an off-policy token's influence without a hard edge (CISPO caps, SAPO and VESPO bend):
+#   for them "clip fraction" is not comparable with GRPO's or GSPO's at all — compare their weights.
 
 # %% [markdown]
 # ## Record results
@@ -133,13 +162,18 @@ print("GSPO / GRPO clipped tokens per seed:", ", ".join(f"{r:.0f}×" for r in st
 gspo_tok, grpo_tok = summary.loc["gspo", "clip/token_frac"], summary.loc["grpo", "clip/token_frac"]
 ratio = gspo_tok / grpo_tok if grpo_tok > 0 else float("nan")  # NaN never passes: GRPO must clip on its own
 rewards = {name: run.history["reward/mean"].mean() for name, run in runs.items()}
+soft = profiles[profiles["objective"].isin(["cispo", "sapo", "vespo"])]
+grpo_zero = bool((profiles.query("objective == 'grpo' and advantage == 'Â > 0' and log_ratio == 2.0")["weight"] == 0).all())
+soft_min = float(soft["weight"].min()) if grpo_zero else float("nan")  # NaN never passes: GRPO's clip must zero
 claims = [
     claim("grpo_clips", "GRPO clipped-token fraction (updates k ≥ 1)", grpo_tok, ">", 0.0),
     claim("gspo_clips_10x", f"GSPO / GRPO clipped-token fraction after M = {minibatches} updates", ratio, ">=", 10.0),
     claim("grpo_rarely_clips", "GRPO clipped-token fraction (updates k ≥ 1)", grpo_tok, "<=", 0.05),
+    claim("soft_weights_never_zero", "smallest weight of CISPO, SAPO, VESPO on log w ∈ [−2, 2] (GRPO: 0 past its band)",
+          soft_min, ">", 0.0),
 ]
 numbers = {"gspo_clip_token_frac": gspo_tok, "grpo_clip_token_frac": grpo_tok, "ratio": ratio, "mean_reward": rewards,
            "gspo_clip_seq_frac": summary.loc["gspo", "clip/seq_frac"],
            "grpo_clip_seq_frac": summary.loc["grpo", "clip/seq_frac"],
-           "stored_sweep_ratio_per_seed": [float(r) for r in stored_ratio]}
+           "stored_sweep_ratio_per_seed": [float(r) for r in stored_ratio], "soft_weight_min": soft_min}
 results = record_results(results_path, "03_clipping", claims, numbers, parameters=dict(checkpoint=checkpoint, rollouts=rollouts))

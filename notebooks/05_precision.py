@@ -100,6 +100,21 @@ panel = PrecisionPanel(cfgs[checkpoints[0]])
 panel.widget
 
 # %% [markdown]
+# ## 3b. The other answer: keep π_old recomputed, and correct for the sampler
+# Production stacks recompute π_old with the trainer and multiply each token's loss by ρ = π_old / π_sampler (TRL's
+# `vllm_importance_sampling_mode`; the kit's `--sampler-correction`, `gspo_lab/corrections.py`): per token or per
+# sequence (a *product* over the response, not GSPO's geometric mean), truncated to [min, max] or set to 0 outside it
+# (masked). On the bf16 batch above, what each of the four modes does — at TRL's default band (max 3.0) and at a tight
+# band chosen only to make the modes visible on a mismatch this small:
+
+# %%
+from gspo_lab.precision import correction_table
+
+corr = correction_table(mismatch[(checkpoints[0], "bf16")], {"TRL default (None, 3.0)": (None, 3.0),
+                                                             "tight (0.98, 1.02)": (0.98, 1.02)})  # fmt: skip
+corr
+
+# %% [markdown]
 # ## 4. Training on the sampler's bf16 log-probs (stored results, no training)
 # Finding 5 of `docs/findings.md`: finding 1's setting trained with π_old from the bf16 sampler (`sampler_bf16`) or
 # recomputed, 5 seeds, then the same grid on 5 fresh seeds. The verdicts are the findings page's rules.
@@ -126,6 +141,9 @@ print("over all 10 seeds (f5.claim):", confirm["pooled"])
 #   or accepting that clipping.
 # * Whether training on those log-probs helps or hurts is the stored experiment's question (section 4), with its
 #   fresh-seed check.
+# * The production alternative (3b) keeps π_old recomputed and weights each token by ρ = π_old / π_sampler; at TRL's
+#   default band nothing is masked or truncated on a bf16 mismatch this small — the correction matters for vLLM-size
+#   mismatches, not for this one.
 
 # %% [markdown]
 # ## Record results

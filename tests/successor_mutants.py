@@ -189,6 +189,21 @@ def opsm_ignores_the_sign(original):
     return lambda adv, logp, samp, mask, threshold: original(-adv.abs() - 1, logp, samp, mask, threshold)
 
 
+def nb03_soft_weights_never_zero(patched: bool) -> bool:
+    """Notebook 03's claim, by its library call: CISPO's, SAPO's and VESPO's weights are > 0 on log w ∈ [−2, 2]."""
+    from gspo_lab.gradients import trust_region_weights
+
+    profiles = trust_region_weights([-2.0, 0.0, 1.0, 2.0])
+    grpo = profiles.query("objective == 'grpo' and advantage == 'Â > 0' and log_ratio == 2.0")["weight"]
+    soft = profiles[profiles["objective"].isin(["cispo", "sapo", "vespo"])]["weight"]
+    return bool((grpo == 0).all() and soft.min() > 0)
+
+
+def sapo_as_hard_clip(original):
+    """SAPO's gate replaced by GRPO's hard clip."""
+    return dataclasses.replace(original, fn=lambda *a, **k: objectives.grpo(*a, eps_low=0.2, eps_high=0.27, **k))
+
+
 #: (claim, computes, target, replacement, mutant, check) — rows of tests/test_mutants.py's table
 ROWS = [
     ("identity: cispo ≡ TRL loss_type='cispo'", "objectives.cispo vs TRL _compute_loss (bare), seed 0",
@@ -219,4 +234,7 @@ ROWS = [
      rho_agrees("sequence_mask")),
     ("identity: OPSM ≡ TRL get_off_policy_mask", "corrections.off_policy_keep vs GRPOTrainer.get_off_policy_mask",
      "gspo_lab.corrections.off_policy_keep", opsm_ignores_the_sign, "the sign of Â ignored", opsm_agrees),
+    ("03:soft_weights_never_zero", "gradients.trust_region_weights on log w ∈ {−2, 0, 1, 2}",
+     "gspo_lab.objectives.OBJECTIVES['sapo']", sapo_as_hard_clip, "SAPO's gate replaced by a hard clip",
+     nb03_soft_weights_never_zero),
 ]  # fmt: skip

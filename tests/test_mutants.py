@@ -632,6 +632,11 @@ RULE_MUTANTS += [
     _rule("f11.position", "t interval across 0 where the bootstrap's is above",
           "gspo_lab.findings.f11_successors.t_sign", _same(interval_sign),
           "the percentile bootstrap instead of the declared Student-t interval"),
+    _rule("f11b.position", "above GRPO, below GSPO", "gspo_lab.findings.f11_successors.position_outcome",
+          _same(lambda d_grpo, d_gspo: "gspo_like"), "GSPO's side never read (every lift over GRPO 'like GSPO')"),
+    _rule("f11c.correction", "t interval across 0 where the bootstrap's is above",
+          "gspo_lab.findings.f11_corrections.t_sign", _same(interval_sign),
+          "the percentile bootstrap instead of the declared Student-t interval"),
     _rule("f8.spikes", "medians 30 and 300", "gspo_lab.findings.f8_dense.SAME_ORDER", _same(30.0),
           "'of the same order' widened to a factor 30"),
 ]  # fmt: skip

@@ -28,6 +28,7 @@ import gspo_lab.findings.f7_token_adv as f7
 import gspo_lab.findings.f8_dense as f8
 import gspo_lab.findings.f9_precursors as f9
 import gspo_lab.findings.f10_why as f10
+import gspo_lab.findings.f11_corrections as f11c
 import gspo_lab.findings.f11_successors as f11
 import gspo_lab.findings.page  # noqa: F401  (imports every finding, so RULES is complete)
 import gspo_lab.findings.rules as rules
@@ -387,6 +388,20 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("below GRPO, across 0 against GSPO", lambda: f11.position_verdict(DOWN, MIXED), "below_grpo"),
         ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED), "unresolved"),
         ("t interval across 0 where the bootstrap's is above", lambda: f11.position_verdict(EDGE, DOWN), "grpo_like"),
+    ],
+    "f11b.position": [
+        ("above GRPO and above GSPO", lambda: f11.position_verdict(UP, UP, f11.POSITION_B), "above_gspo"),
+        ("above GRPO, across 0 against GSPO", lambda: f11.position_verdict(UP, MIXED, f11.POSITION_B), "gspo_like"),
+        ("above GRPO, below GSPO", lambda: f11.position_verdict(UP, DOWN, f11.POSITION_B), "between"),
+        ("across 0 against GRPO, below GSPO", lambda: f11.position_verdict(MIXED, DOWN, f11.POSITION_B), "grpo_like"),
+        ("below GRPO, across 0 against GSPO", lambda: f11.position_verdict(DOWN, MIXED, f11.POSITION_B), "below_grpo"),
+        ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED, f11.POSITION_B), "unresolved"),
+    ],
+    "f11c.correction": [
+        ("higher", lambda: f11c.correction_verdict(UP), "helps"),
+        ("lower", lambda: f11c.correction_verdict(DOWN), "hurts"),
+        ("across 0", lambda: f11c.correction_verdict(MIXED_POS), "none"),
+        ("t interval across 0 where the bootstrap's is above", lambda: f11c.correction_verdict(EDGE), "none"),
     ],
     "f8.spikes": [
         ("medians 180 and 245", lambda: f8.spikes_verdict(S([180.0, 150, 200]), S([245.0, 230, 260])), "same"),

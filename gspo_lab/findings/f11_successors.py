@@ -33,6 +33,9 @@ __all__ = [
 ]
 
 SPEC = "f11_successors_collapse"
+SPEC_B = "f11b_successors_production"
+#: per regime spec: the stored specs whose GRPO / GSPO runs its arms are paired with
+STORED = {SPEC: (F2["moe"], F2["dense"]), SPEC_B: (F2["candidate"],)}
 SUCCESSORS = ("cispo", "sapo", "luspo", "vespo", "gmpo")
 #: the endpoints the robustness check re-reads the rule on: (name, column)
 ENDPOINTS = (("late held-out accuracy", "late_acc"), ("training-reward AUC", "reward_auc"),
@@ -59,6 +62,19 @@ POSITION = register(
 )
 
 
+POSITION_B = register(
+    Rule(
+        "f11b.position",
+        "11",
+        dict(POSITION.outcomes),
+        {"LEVEL": 0.95},
+        declared="data/specs/f11b_successors_production.toml, before its runs (Student-t interval)",
+        marker="Rule f11b.position per",
+        specs=(SPEC_B,),
+    )
+)
+
+
 def position_outcome(d_grpo, d_gspo) -> str:
     """The first outcome of ``f11.position`` that applies, in its declared order, to the paired differences
     (objective − GRPO, objective − GSPO) per seed; PENDING without both."""
@@ -76,31 +92,31 @@ def position_outcome(d_grpo, d_gspo) -> str:
     return "unresolved"
 
 
-def position_verdict(d_grpo, d_gspo):
-    """Rule ``f11.position`` on the paired differences (objective − GRPO, objective − GSPO) per seed."""
-    return POSITION.verdict(position_outcome(d_grpo, d_gspo))
+def position_verdict(d_grpo, d_gspo, rule: Rule = POSITION):
+    """Rule ``f11.position`` (or ``f11b.position``) on the paired differences (objective − GRPO, objective − GSPO)."""
+    return rule.verdict(position_outcome(d_grpo, d_gspo))
 
 
-def position(table: pd.DataFrame, objective: str, metric: str = "late_acc"):
-    """Rule ``f11.position`` for ``objective`` on one model's runs (``arm_id`` = objective, with grpo and gspo)."""
+def position(table: pd.DataFrame, objective: str, metric: str = "late_acc", rule: Rule = POSITION):
+    """The position rule for ``objective`` on one model's runs (``arm_id`` = objective, with grpo and gspo)."""
     d_grpo = paired_diff(table, objective, "grpo", metric)
     d_gspo = paired_diff(table, objective, "gspo", metric)
-    return position_verdict(d_grpo, d_gspo)
+    return position_verdict(d_grpo, d_gspo, rule)
 
 
-def robust_position(table: pd.DataFrame, objective: str) -> tuple:
+def robust_position(table: pd.DataFrame, objective: str, rule: Rule = POSITION) -> tuple:
     """(verdict, flips): the verdict on the primary endpoint, and each declared re-reading under which it changes —
     every seed left out in turn, the secondary endpoint, the final evaluation alone. Fragile when ``flips``."""
-    verdict = position(table, objective)
+    verdict = position(table, objective, rule=rule)
     if verdict.outcome == PENDING:
         return verdict, []
     flips = []
     for name, column in ENDPOINTS[1:]:
-        other = position(table, objective, column)
+        other = position(table, objective, column, rule)
         if other.outcome != verdict.outcome:
             flips.append(f"{name}: {other.label}")
     for seed in sorted(table["seed"].unique()):
-        other = position(table[table["seed"] != seed], objective)
+        other = position(table[table["seed"] != seed], objective, rule=rule)
         if other.outcome != verdict.outcome:
             flips.append(f"without seed {seed}: {other.label}")
     done = int((table["arm_id"] == objective).sum())
@@ -109,20 +125,20 @@ def robust_position(table: pd.DataFrame, objective: str) -> tuple:
     return verdict, flips
 
 
-def runs() -> pd.DataFrame:
-    """Every finished f11 run and finding 2's stored GRPO / GSPO runs without grad clip on the same seeds
-    (``arm_id`` = objective; ``model``; ``source``)."""
-    s = spec(SPEC)
+def runs(name: str = SPEC) -> pd.DataFrame:
+    """Every finished run of regime spec ``name`` and the stored GRPO / GSPO runs of its regime on the same seeds
+    (finding 2's, at the regime's grad clip, without Routing Replay; ``arm_id`` = objective; ``model``; ``source``)."""
+    s = spec(name)
     parts = []
     t = declared(s)
     if not t.empty:
-        parts.append(with_base(s, t, ("checkpoint", "objective")).assign(source=SPEC))
-    for role in ("moe", "dense"):
-        f2 = spec(F2[role])
+        parts.append(with_base(s, t, ("checkpoint", "objective")).assign(source=name))
+    for stored in STORED[name]:
+        f2 = spec(stored)
         t = with_base(f2, declared(f2), ("checkpoint", "objective", "grad_clip"))
         rr = t.get("routing_replay", pd.Series(False, index=t.index)).fillna(False).astype(bool)
-        no_clip = t["grad_clip"].map(clip_label) == "off"
-        parts.append(t[no_clip & ~rr].assign(source=F2[role]))
+        same_clip = t["grad_clip"].map(clip_label) == clip_label(s.base.get("grad_clip"))
+        parts.append(t[same_clip & ~rr].assign(source=stored))
     table = pd.concat(parts, ignore_index=True)
     table = table.assign(arm_id=table["objective"], model=table["checkpoint"].map(MODELS))
     order = table["checkpoint"].map(list(MODELS).index)
@@ -137,7 +153,7 @@ def _t_cell(values) -> str:
     return f"{num(float(pd.Series(values).mean()))} [{num(lo)}, {num(hi)}] (n = {len(values)})"
 
 
-def _rows(table: pd.DataFrame) -> tuple[list, list]:
+def _rows(table: pd.DataFrame, rule: Rule = POSITION) -> tuple[list, list]:
     rows, verdicts = [], []
     for model, m in table.groupby("model", sort=False):
         for arm in ("grpo", "gspo", *SUCCESSORS):
@@ -147,13 +163,13 @@ def _rows(table: pd.DataFrame) -> tuple[list, list]:
             k, n = int(g["collapsed"].sum()), len(g)
             cells = [model, arm, _t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})"]
             if arm in SUCCESSORS:
-                verdict, flips = robust_position(m, arm)
+                verdict, flips = robust_position(m, arm, rule)
                 d_grpo, d_gspo = (paired_diff(m, arm, base, "late_acc") for base in ("grpo", "gspo"))
                 fragile = "fragile: " + "; ".join(flips) if flips else "robust"
                 cells += [_t_cell(d_grpo), _t_cell(d_gspo), str(verdict), fragile]
                 verdicts.append({"model": model, "objective": arm, "verdict": verdict, "fragile": bool(flips)})
             else:
-                cells += ["—", "—", "stored arm (finding 2)", "—"]
+                cells += ["—", "—", f"stored arm (`{g['source'].iloc[0]}`)", "—"]
             rows.append(cells)
     return rows, verdicts
 
@@ -182,11 +198,11 @@ def plot_positions(data: pd.DataFrame):
     return fig
 
 
-def section() -> tuple[dict, dict]:
-    table = runs()
-    rows, verdicts = _rows(table)
+def _regime(name: str, rule: Rule, figure: str) -> tuple[dict, dict]:
+    table = runs(name)
+    rows, verdicts = _rows(table, rule)
     ctx = {
-        "progress": progress(spec(SPEC)),
+        "progress": progress(spec(name)),
         "rows": rows,
         "verdicts": verdicts,
         "header": [
@@ -196,10 +212,17 @@ def section() -> tuple[dict, dict]:
             "collapsed (v2)",
             "− GRPO (paired)",
             "− GSPO (paired)",
-            "f11.position",
+            rule.name,
             "robustness",
         ],  # fmt: skip
     }
     data = table[["model", "arm_id", "seed", "late_acc"]].sort_values(["model", "arm_id", "seed"])
-    figures = {"f11_successors": (data.reset_index(drop=True), plot_positions)} if len(rows) else {}
+    figures = {figure: (data.reset_index(drop=True), plot_positions)} if len(rows) else {}
     return ctx, figures
+
+
+def section() -> tuple[dict, dict]:
+    """Regime (a), the collapse regime, and regime (b), the production-like one (``production`` in the context)."""
+    ctx, figures = _regime(SPEC, POSITION, "f11_successors")
+    ctx["production"], more = _regime(SPEC_B, POSITION_B, "f11b_successors_production")
+    return ctx, {**figures, **more}

@@ -33,6 +33,7 @@ import gspo_lab.findings.f7_token_adv as f7_token_adv
 import gspo_lab.findings.f8_dense as f8_dense
 import gspo_lab.findings.f9_precursors as f9_precursors
 import gspo_lab.findings.f10_runs as f10_runs
+import gspo_lab.findings.f11_corrections as f11_corrections
 import gspo_lab.findings.f11_successors as f11_successors
 from gspo_lab.findings.fmt import FILTERS
 from gspo_lab.paths import repo_root
@@ -64,6 +65,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f9": f9_precursors.section,
     "f10": f10_runs.section,
     "f11": f11_successors.section,
+    "f11c": f11_corrections.section,
     "specs": bookkeeping.section,
     "prov": bookkeeping.provenance_section,
 }
