@@ -107,7 +107,7 @@ PANELS = {
     "00_tour": (),
     "01_ratio_variance": ("ratio",),
     "02_gradients": ("grad",),
-    "03_clipping": ("clip-gspo", "clip-grpo"),
+    "03_clipping": ("clip-gspo", "clip-grpo", "trust"),
     "04_collapse": ("live", "arm"),
     "05_precision": ("precision",),
 }
@@ -482,6 +482,9 @@ def panel_inputs(page, panel: str) -> tuple:
         return chosen, float(slider_readout(page, "gspo-precision-temperature"))
     if panel == "ratio":
         return int(slider_readout(page, "gspo-ratio-length")), int(slider_readout(page, "gspo-ratio-k"))
+    if panel == "trust":  # GRPO ε, CISPO ε_max (FloatSliders on a 0.05 / 0.5 grid), SAPO τ (log slider)
+        eps, eps_max = (round(float(slider_readout(page, f"gspo-trust-{c}")), 2) for c in ("eps", "eps-max"))
+        return eps, eps_max, log_slider_value(page, "gspo-trust-tau")
     return log_slider_value(page, f"gspo-{panel}-eps-low"), log_slider_value(page, f"gspo-{panel}-eps-high")
 
 
@@ -610,8 +613,10 @@ class Twins:
         }
 
     def readout(self, panel: str, inputs: tuple) -> str:
-        from gspo_lab.widgets import clip_view, precision_view, ratio_view
+        from gspo_lab.widgets import clip_view, precision_view, ratio_view, trust_region_view
 
+        if panel == "trust":
+            return trust_region_view(*inputs)[1]
         if panel == "precision":
             return precision_view(self.precision_cfg(), *inputs)[1]
         if panel == "ratio":
@@ -709,6 +714,8 @@ MOVES = [
     Move("03_clipping", "clip-grpo", "eps-low", "ArrowLeft", 3),  # 10^-0.7 -> 10^-0.85
     Move("03_clipping", "clip-grpo", "eps-high", "ArrowRight", 2),  # 10^-0.55 -> 10^-0.45
     Move("05_precision", "precision", "temperature", "ArrowLeft", 2),  # τ 1.0 -> 0.8
+    Move("03_clipping", "trust", "tau", "ArrowRight", 2),  # SAPO τ 10^0 -> 10^0.1
+    Move("03_clipping", "trust", "eps-max", "ArrowLeft", 6),  # CISPO ε_max 5.0 -> 2.0
 ]
 
 
@@ -725,7 +732,7 @@ def test_keyboard_slider_move_redraws_the_plain_function_twin(pages, twins, move
         wait_readout(page, move.panel, twins.readout(move.panel, inputs), logs)
 
 
-@pytest.mark.parametrize("panel", ["ratio", "clip-gspo", "clip-grpo", "precision"])
+@pytest.mark.parametrize("panel", ["ratio", "clip-gspo", "clip-grpo", "precision", "trust"])
 def test_panel_plot_is_an_image_that_a_slider_move_redraws(pages, panel):
     move = next(m for m in MOVES if m.panel == panel)
     page = pages(move.notebook)

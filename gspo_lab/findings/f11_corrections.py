@@ -13,9 +13,9 @@ import pandas as pd
 
 from gspo_lab.corrections import MODES
 from gspo_lab.experiments.spec import cells
-from gspo_lab.experiments.stats import paired_diff, t_interval, t_sign
+from gspo_lab.experiments.stats import paired_diff, t_sign
 from gspo_lab.experiments.store import load_result, result_path
-from gspo_lab.findings.fmt import num
+from gspo_lab.findings.fmt import num, t_cell
 from gspo_lab.findings.rules import PENDING, Rule, class_verdict, register
 from gspo_lab.findings.tables import declared, progress, spec, with_base
 
@@ -87,14 +87,6 @@ def runs() -> pd.DataFrame:
     return t.assign(arm_id=t.apply(_arm, axis=1))
 
 
-def _t_cell(values) -> str:
-    values = list(values)
-    if not values:
-        return "—"
-    lo, hi = t_interval(values)
-    return f"{num(float(pd.Series(values).mean()))} [{num(lo)}, {num(hi)}] (n = {len(values)})"
-
-
 def section() -> tuple[dict, dict]:
     table = runs()
     rows, verdicts = [], []
@@ -104,13 +96,13 @@ def section() -> tuple[dict, dict]:
             if g.empty:
                 continue
             k, n = int(g["collapsed"].sum()), len(g)
-            cells_ = [objective, arm, _t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})",
+            cells_ = [objective, arm, t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})",
                       num(g["rho"].mean()), num(g["masked"].mean()), num(g["truncated"].mean())]  # fmt: skip
             if arm == "RECOMPUTE":
                 cells_ += ["—", "the baseline", "—"]
             else:
                 verdict, flips = robust_correction(m, arm)
-                cells_ += [_t_cell(paired_diff(m, arm, "RECOMPUTE", "late_acc")), str(verdict),
+                cells_ += [t_cell(paired_diff(m, arm, "RECOMPUTE", "late_acc")), str(verdict),
                            "fragile: " + "; ".join(flips) if flips else "robust"]  # fmt: skip
                 verdicts.append({"objective": objective, "arm": arm, "verdict": verdict, "fragile": bool(flips)})
             rows.append(cells_)

@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gspo_lab.experiments.stats import paired_diff, t_interval, t_sign
-from gspo_lab.findings.fmt import clip_label, num
+from gspo_lab.experiments.stats import paired_diff, t_sign
+from gspo_lab.findings.fmt import clip_label, t_cell
 from gspo_lab.findings.rules import PENDING, Rule, class_verdict, register
 from gspo_lab.findings.tables import F2, MODELS, declared, progress, spec, with_base
 
@@ -145,14 +145,6 @@ def runs(name: str = SPEC) -> pd.DataFrame:
     return table.assign(order=order).sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
 
 
-def _t_cell(values) -> str:
-    values = list(values)
-    if not values:
-        return "—"
-    lo, hi = t_interval(values)
-    return f"{num(float(pd.Series(values).mean()))} [{num(lo)}, {num(hi)}] (n = {len(values)})"
-
-
 def _rows(table: pd.DataFrame, rule: Rule = POSITION) -> tuple[list, list]:
     rows, verdicts = [], []
     for model, m in table.groupby("model", sort=False):
@@ -161,12 +153,12 @@ def _rows(table: pd.DataFrame, rule: Rule = POSITION) -> tuple[list, list]:
             if g.empty:
                 continue
             k, n = int(g["collapsed"].sum()), len(g)
-            cells = [model, arm, _t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})"]
+            cells = [model, arm, t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})"]
             if arm in SUCCESSORS:
                 verdict, flips = robust_position(m, arm, rule)
                 d_grpo, d_gspo = (paired_diff(m, arm, base, "late_acc") for base in ("grpo", "gspo"))
                 fragile = "fragile: " + "; ".join(flips) if flips else "robust"
-                cells += [_t_cell(d_grpo), _t_cell(d_gspo), str(verdict), fragile]
+                cells += [t_cell(d_grpo), t_cell(d_gspo), str(verdict), fragile]
                 verdicts.append({"model": model, "objective": arm, "verdict": verdict, "fragile": bool(flips)})
             else:
                 cells += ["—", "—", f"stored arm (`{g['source'].iloc[0]}`)", "—"]

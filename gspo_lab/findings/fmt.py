@@ -10,9 +10,9 @@ import math
 
 import pandas as pd
 
-from gspo_lab.experiments.stats import arm_table, bootstrap_ci
+from gspo_lab.experiments.stats import arm_table, bootstrap_ci, t_interval
 
-__all__ = ["num", "mean_ci", "diff_cell", "rate_cell", "spread", "summary", "clip_label", "FILTERS"]
+__all__ = ["num", "mean_ci", "diff_cell", "t_cell", "rate_cell", "spread", "summary", "clip_label", "FILTERS"]
 
 
 def num(x, digits: int = 3) -> str:
@@ -57,6 +57,16 @@ def diff_cell(diff: pd.Series) -> str:
         return "—"
     lo, hi = bootstrap_ci(list(diff))
     return f"{num(diff.mean())} [{num(lo)}, {num(hi)}] (n = {len(diff)})"
+
+
+def t_cell(values) -> str:
+    """Values over seeds (or paired per-seed differences) with their 95 % Student-t interval: ``mean [lo, hi] (n =
+    k)``, "—" for none (finding 11's declared interval)."""
+    values = list(values)
+    if not values:
+        return "—"
+    lo, hi = t_interval(values)
+    return f"{num(float(pd.Series(values).mean()))} [{num(lo)}, {num(hi)}] (n = {len(values)})"
 
 
 def rate_cell(row) -> str:
