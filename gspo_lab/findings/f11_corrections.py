@@ -104,7 +104,15 @@ def section() -> tuple[dict, dict]:
                 verdict, flips = robust_correction(m, arm)
                 cells_ += [t_cell(paired_diff(m, arm, "RECOMPUTE", "late_acc")), str(verdict),
                            "fragile: " + "; ".join(flips) if flips else "robust"]  # fmt: skip
-                verdicts.append({"objective": objective, "arm": arm, "verdict": verdict, "fragile": bool(flips)})
+                verdicts.append(
+                    {
+                        "objective": objective,
+                        "arm": arm,
+                        "verdict": verdict,
+                        "fragile": bool(flips),
+                        "sure": "fragile" if flips else "robust",
+                    }
+                )
             rows.append(cells_)
     header = ["objective", "arm", "late held-out accuracy [95 % t]", "collapsed (v2)", "mean ρ", "masked tokens",
               "truncated tokens", "− RECOMPUTE (paired)", "f11c.correction", "robustness"]  # fmt: skip

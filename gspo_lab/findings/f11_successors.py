@@ -159,7 +159,15 @@ def _rows(table: pd.DataFrame, rule: Rule = POSITION) -> tuple[list, list]:
                 d_grpo, d_gspo = (paired_diff(m, arm, base, "late_acc") for base in ("grpo", "gspo"))
                 fragile = "fragile: " + "; ".join(flips) if flips else "robust"
                 cells += [t_cell(d_grpo), t_cell(d_gspo), str(verdict), fragile]
-                verdicts.append({"model": model, "objective": arm, "verdict": verdict, "fragile": bool(flips)})
+                verdicts.append(
+                    {
+                        "model": model,
+                        "objective": arm,
+                        "verdict": verdict,
+                        "fragile": bool(flips),
+                        "sure": "fragile" if flips else "robust",
+                    }
+                )
             else:
                 cells += ["—", "—", f"stored arm (`{g['source'].iloc[0]}`)", "—"]
             rows.append(cells)
