@@ -205,7 +205,7 @@ class TrainConfig:
         if self.opsm_threshold is not None:
             if not math.isfinite(self.opsm_threshold):
                 raise ValueError(f"opsm_threshold must be a finite number or None (off), got {self.opsm_threshold}")
-            if get_objective(self.objective).per_token_adv and self.token_advantage > 0:
+            if self.token_advantage > 0:
                 raise ValueError("opsm_threshold reads one Â per response: it needs token_advantage = 0")
 
     @property

@@ -70,16 +70,21 @@ def sampler_ratio(
     check_same_shape("sampler_logp", sampler_logp, "old_logp", old_logp)
     mask = check_mask(mask, old_logp.shape)
     check_finite("old_logp", old_logp, mask)
+    log_rho, outside = _log_rho(old_logp, sampler_logp, mask, mode, clip_min, clip_max)
+    if mode.endswith("truncate"):
+        return log_rho.clamp(-math.inf if clip_min is None else math.log(clip_min), math.log(clip_max)).exp()
+    return log_rho.clamp(max=math.log(clip_max)).exp().masked_fill(outside, 0.0)
+
+
+def _log_rho(old_logp, sampler_logp, mask, mode, clip_min, clip_max) -> tuple[Tensor, Tensor]:
+    """(log ρ before truncation or masking, where it lies outside [clip_min, clip_max]): (B, T) per token, (B, 1)
+    per sequence (a sum over the response); NaN differences (unscored tokens) and padding count 0."""
     dtype = torch.float64 if torch.float64 in (old_logp.dtype, sampler_logp.dtype) else torch.float32
     diff = old_logp.to(dtype) - sampler_logp.to(dtype)
     diff = torch.nan_to_num(diff, nan=0.0).where(mask, diff.new_zeros(()))
     log_rho = diff.sum(-1, keepdim=True) if mode.startswith("sequence") else diff
-    log_max = math.log(clip_max)
     log_min = -math.inf if clip_min is None else math.log(clip_min)
-    if mode.endswith("truncate"):
-        return log_rho.clamp(log_min, log_max).exp()
-    outside = (log_rho < log_min) | (log_rho > log_max)
-    return log_rho.clamp(max=log_max).exp().masked_fill(outside, 0.0)
+    return log_rho, (log_rho < log_min) | (log_rho > math.log(clip_max))
 
 
 @torch.no_grad()
@@ -114,11 +119,8 @@ def correction_stats(
     out["correction/logp_diff_mean"] = masked_mean(diff.abs(), mask, dim=None).item()
     if rho is not None:
         rho_tok = rho.double().expand(mask.shape)
-        log_rho = diff.where(mask, 0.0)
-        if mode.startswith("sequence"):
-            log_rho = log_rho.sum(-1, keepdim=True).expand(mask.shape)
-        lo = -math.inf if clip_min is None else math.log(clip_min)
-        outside = mask & ((log_rho < lo) | (log_rho > math.log(clip_max)))
+        _, outside = _log_rho(old_logp.double(), sampler_logp.double(), mask, mode, clip_min, clip_max)
+        outside = mask & outside.expand(mask.shape)
         masked = outside if mode.endswith("mask") else torch.zeros_like(outside)
         out["correction/rho_mean"] = masked_mean(rho_tok, mask, dim=None).item()
         out["correction/masked_frac"] = masked_mean(masked.double(), mask, dim=None).item()

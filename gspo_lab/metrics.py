@@ -191,6 +191,9 @@ def objective_stats(
     eps_low: float,
     eps_high: float,
     grad_weight: Tensor | None = None,
+    *,
+    factor: Tensor | None = None,
+    zeroed: Tensor | None = None,
 ) -> ObjectiveStats:
     """Clip, ratio and KL statistics of one objective evaluation.
 
@@ -202,7 +205,10 @@ def objective_stats(
         mask: (B, T) bool, True at valid tokens.
         eps_low, eps_high: the clip band [1 − eps_low, 1 + eps_high].
         grad_weight: (B, T) the detached gradient factor c_{i,t} of ``weight/token_mean``; None = the hard clip's:
-            exp(clip_log_ratio) where the clip does not bind for the sign of Â, 0 where it does.
+            exp(clip_log_ratio) where the clip does not bind for the sign of Â, 0 where it does (and where ``zeroed``,
+            (B, T) bool, is True: e.g. dual-clip's floor).
+        factor: (B, T) the sampler correction's factor on each token's loss (``sampler_ratio`` × ``seq_keep``), which
+            multiplies the gradient weight too; None = none.
     """
     weight = clip_log_ratio.exp()
     low = mask & (adv < 0) & (weight < 1 - eps_low)
@@ -227,6 +233,8 @@ def objective_stats(
     ).tolist()
     counts = [mask.shape[0], int(lengths.sum()), int((~nonempty).sum())]
     if grad_weight is None:
-        grad_weight = torch.where(low | high, 0.0, weight)
+        grad_weight = torch.where(low | high if zeroed is None else low | high | zeroed, 0.0, weight)
+    if factor is not None:
+        grad_weight = grad_weight * factor
     weight_mean = masked_mean(grad_weight.to(fdt), mask, dim=None).item()
     return ObjectiveStats(*values, *counts, weight_mean)

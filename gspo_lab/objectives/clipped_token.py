@@ -40,16 +40,10 @@ def _token_objective(logp, old_logp, adv, mask, eps_low, eps_high, reduce, sampl
     log_w = tok_log_ratio(logp, old_logp, mask)
     surrogate = clipped_surrogate(log_w, adv, eps_low, eps_high, clip_c)
     factor = loss_factor(sampler_ratio, seq_keep, mask, logp.dtype)
-    grad_weight = None
-    if clip_c is not None or factor is not None:
-        w = log_w.detach().exp()
-        binds = ((adv > 0) & (w > 1 + eps_high)) | ((adv < 0) & (w < 1 - eps_low))
-        if clip_c is not None:
-            binds = binds | ((adv < 0) & (w > clip_c))
-        grad_weight = w.where(~binds, w.new_zeros(())) * (1.0 if factor is None else factor)
+    zeroed = None if clip_c is None else (adv < 0) & (log_w.detach().exp() > clip_c)  # dual-clip's floor
+    stats = objective_stats(log_w, log_w, adv, mask, eps_low, eps_high, factor=factor, zeroed=zeroed)
     if factor is not None:
         surrogate = surrogate * factor
-    stats = objective_stats(log_w, log_w, adv, mask, eps_low, eps_high, grad_weight)
     return -reduce(surrogate, mask), stats
 
 

@@ -44,13 +44,8 @@ def _sequence_objective(logp, old_logp, adv, mask, eps_low, eps_high, reduce, sa
     else:  # the (B,) term at each token, as TRL broadcasts its (B, 1) sequence-level loss
         per_tok = clipped_surrogate(log_s_tokens, adv_tokens, eps_low, eps_high)
         loss = -(reduce or seq_mean_token_mean)(per_tok if factor is None else per_tok * factor, mask)
-    grad_weight = None
-    if factor is not None:
-        s = log_s_tokens.detach().exp()
-        binds = ((adv_tokens > 0) & (s > 1 + eps_high)) | ((adv_tokens < 0) & (s < 1 - eps_low))
-        grad_weight = s.where(~binds, s.new_zeros(())) * factor
     tok = tok_log_ratio(logp, old_logp, mask)
-    return loss, objective_stats(tok, log_s_tokens, adv_tokens, mask, eps_low, eps_high, grad_weight)
+    return loss, objective_stats(tok, log_s_tokens, adv_tokens, mask, eps_low, eps_high, factor=factor)
 
 
 def gspo(logp, old_logp, adv, mask, *, eps_low=GSPO_CLIP.low, eps_high=GSPO_CLIP.high, sampler_ratio=None,
@@ -82,15 +77,9 @@ def gspo_token(logp, old_logp, adv, mask, *, eps_low=GSPO_CLIP.low, eps_high=GSP
     log_s_t = gspo_token_log_ratio(logp, old_logp, mask)
     surrogate = clipped_surrogate(log_s_t, adv, eps_low, eps_high)
     factor = loss_factor(sampler_ratio, seq_keep, mask, logp.dtype)
-    grad_weight = None
-    if factor is not None:
-        s = log_s_t.detach().exp()
-        binds = ((adv > 0) & (s > 1 + eps_high)) | ((adv < 0) & (s < 1 - eps_low))
-        grad_weight = s.where(~binds, s.new_zeros(())) * factor
-        surrogate = surrogate * factor
-    loss = -seq_mean_token_mean(surrogate, mask)
+    loss = -seq_mean_token_mean(surrogate if factor is None else surrogate * factor, mask)
     tok = tok_log_ratio(logp, old_logp, mask)
-    return loss, objective_stats(tok, log_s_t, adv, mask, eps_low, eps_high, grad_weight)
+    return loss, objective_stats(tok, log_s_t, adv, mask, eps_low, eps_high, factor=factor)
 
 
 def gspo_token_mean(logp, old_logp, adv, mask, *, eps_low=GSPO_CLIP.low, eps_high=GSPO_CLIP.high, sampler_ratio=None,
