@@ -165,15 +165,19 @@ def test_book_shows_pages_claims_and_widget_frames_offline(tiny_run):
     site = root / "run" / "book"
     assert book.index == site / "index.html" and book.warnings == (), book.warnings
     index = book.index.read_text()
-    assert "the papermill parameter reached the kernel" in index and 'class="gspo-pass"' in index  # the dashboard
-    assert "ValueError: &lt;boom&gt;" in index and 'class="gspo-fail"' in index
-    assert 'href="notebooks/tiny.html"' in index and 'href="findings.html"' in index  # the table of contents
+    assert "the story in five minutes" in index  # the book opens with the story
+    report = (site / "report.html").read_text()  # the run report and claims dashboard: an appendix page
+    assert "the papermill parameter reached the kernel" in report and 'class="gspo-pass"' in report
+    assert "ValueError: &lt;boom&gt;" in report and 'class="gspo-fail"' in report
+    for href in ("notebooks/tiny.html", "findings.html", "glossary.html", "recipe.html", "report.html"):
+        assert f'href="{href}"' in index, href  # the table of contents
     assert "nested.half" in (site / "numbers.html").read_text()
     assert sorted(p.name for p in (site / "notebooks").glob("*.html")) == ["tiny.html"]  # no page for "broken"
     assert 'src="_images/f1_clip_curves.png"' in (site / "findings.html").read_text()  # docs/figures/ came along
     assert (site / "_images" / "f1_clip_curves.png").is_file()
 
     page = (site / "notebooks" / "tiny.html").read_text()
+    assert 'href="../glossary.html"' in page and 'href="../index.html"' in page  # the line of links on every page
     assert 'src="../_static/mathjax/MathJax.js' in page and r"\(y = x t\)" in page  # math, rendered by local MathJax
     assert page.count('class="gspo-widget-note"') == 2  # the panel and the slider + text Output
     assert "|██████████| 3/3" in page  # the tqdm bar, as its final text
@@ -215,7 +219,14 @@ def test_static_notebook_replaces_views_follows_boxes_and_drops_state():
     assert first[0] == text and first[1]["data"] == {"image/png": png}  # the frame, then the note
     assert len(first) == 3 and "live kernel" in first[2]["data"]["text/html"]
     assert len(second) == 1 and "live kernel" in second[0]["data"]["text/html"]  # no frame: the note alone
-    assert static["cells"][1]["metadata"]["tags"] == ["hide-input"]
+    assert [c["metadata"]["tags"] for c in static["cells"]] == [["hide-input"]] * 2  # every code cell's source
+
+    # a frame equal to a figure the page already shows (its plain-function twin's) is not repeated
+    twin = {"output_type": "display_data", "data": {"image/png": png, "text/plain": "<Figure>"}}
+    nb["cells"][0]["outputs"] = [twin, view]
+    first = static_notebook(nb)["cells"][0]["outputs"]
+    assert [o["data"].get("image/png") for o in first].count(png) == 1
+    assert first[0] == twin and "drawn by its plain-function twin" in first[1]["data"]["text/html"]
 
 
 def test_sliced_shell_channel_polls_in_short_slices(monkeypatch):
@@ -277,6 +288,6 @@ def test_main_exits_nonzero_on_a_failed_claim_and_still_builds_the_book(tmp_path
     assert nbrun.main(["--tier", "smoke", "--out", str(tmp_path)]) == 1
     printed = capsys.readouterr().out
     assert printed.strip().endswith(str(tmp_path / "book" / "index.html")) and "0 Sphinx warnings" in printed
-    index = (tmp_path / "book" / "index.html").read_text()
-    assert "a claim" in index and 'class="gspo-fail"' in index
+    report = (tmp_path / "book" / "report.html").read_text()  # the claims dashboard's appendix page
+    assert "a claim" in report and 'class="gspo-fail"' in report
     assert json.loads((tmp_path / "runs.json").read_text()) == [run]

@@ -17,6 +17,7 @@ from gspo_lab.experiments.stats import paired_diff
 from gspo_lab.experiments.store import load_result, result_path
 from gspo_lab.findings.f2_late import _runs as f2_runs
 from gspo_lab.findings.f2_mechanism import dose_trend_verdict
+from gspo_lab.findings.f10_plots import ONSET_CAPS, plot_dose, plot_two_by_two
 from gspo_lab.findings.f10_why import (
     EFFECTS,
     SPECS,
@@ -34,7 +35,7 @@ from gspo_lab.findings.rules import class_verdict
 from gspo_lab.findings.tables import F2, MODELS, declared, progress, spec, with_base
 from gspo_lab.grad_shaping import GROUPS
 
-__all__ = ["ARMS", "ONSET_CAPS", "DUAL_CAPS", "runs", "plot_two_by_two", "section"]
+__all__ = ["ARMS", "ONSET_CAPS", "DUAL_CAPS", "runs", "section"]
 
 #: the arms of the 2×2 and of shrink / skip, as the page names them
 ARMS = {
@@ -47,8 +48,7 @@ ARMS = {
     "REL-GRPO": "GRPO, cap 3× the recent median",
     "REL-GSPO": "GSPO, cap 3× the recent median",
 }
-#: GRPO's caps from none to the tightest, with f10_onset_dual's 20 and 15 between finding 2's 30 and 10
-ONSET_CAPS = ("off", "30", "20", "15", "10", "1")
+#: the caps under which dual-clip is compared with the cap alone (f10_onset_dual)
 DUAL_CAPS = ("30", "10")
 _COLUMNS = ("checkpoint", "objective", "grad_clip", "norm_of", "grad_skip", "grad_clip_rel")
 _PER_ROLLOUT = {"skipped": "grad/skipped:mean", "capped": "grad/clipped:mean", "cos": "grad/cos_other:mean"}
@@ -192,15 +192,19 @@ def _accounts(two_verdicts: list[dict], shrink: dict) -> list[dict]:
     return out
 
 
-def _onset(table: pd.DataFrame) -> tuple[list, list, list]:
-    dose, classes, duals = [], [], []
+def _onset(table: pd.DataFrame) -> tuple[list, list, list, pd.DataFrame]:
+    dose, classes, duals, curves = [], [], [], []
     pool = table[table["source"].isin([SPECS["onset"], "f2"])]
     for model, m in pool.groupby("model", sort=False):
         grpo = m[m["arm_id"].str.fullmatch(r"grpo clip \S+")]  # plain GRPO: no Routing Replay, no dual-clip
         grpo = grpo.assign(clip=grpo["arm_id"].str.rpartition(" clip ")[2])
         steps = [f"{c}: {mean_ci(summary(g['late_acc']))} ({int(g['collapsed'].sum())}/{len(g)})"
                  for c in ONSET_CAPS if len(g := grpo[grpo["clip"] == c])]  # fmt: skip
-        dose.append({"model": model, "steps": steps, "trend": dose_trend_verdict(grpo, ONSET_CAPS)})
+        points = [{"clip": c, "late": num(g["late_acc"].mean()), "k": int(g["collapsed"].sum()), "n": len(g)}
+                  for c in ONSET_CAPS if len(g := grpo[grpo["clip"] == c])]  # fmt: skip
+        dose.append({"model": model, "steps": steps, "points": points,
+                     "trend": dose_trend_verdict(grpo, ONSET_CAPS)})  # fmt: skip
+        curves.append(grpo[["model", "clip", "seed", "late_acc", "collapsed"]])
         for cap in ("20", "15"):
             g = grpo[grpo["clip"] == cap]
             if len(g):
@@ -211,7 +215,8 @@ def _onset(table: pd.DataFrame) -> tuple[list, list, list]:
             diff = paired_diff(m, *arms, "late_acc")
             if len(diff):
                 duals.append([model, cap, diff_cell(diff), str(_provisional(dual_cap_verdict(diff), m, arms))])
-    return dose, classes, duals
+    data = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
+    return dose, classes, duals, data
 
 
 def _groups(table: pd.DataFrame) -> list[list]:
@@ -225,38 +230,11 @@ def _groups(table: pd.DataFrame) -> list[list]:
     return rows
 
 
-def plot_two_by_two(data: pd.DataFrame):
-    """Late held-out accuracy at GRPO's and at GSPO's norm, one line per direction, a panel per model; seeds as dots,
-    the mean as a line (``data``: model, arm_id in A-D, seed, late_acc)."""
-    from gspo_lab.plots import _fig, color
-
-    where = {"A": ("grpo", 0), "C": ("grpo", 1), "D": ("gspo", 0), "B": ("gspo", 1)}
-    models = list(dict.fromkeys(data["model"])) or ["MoE"]
-    fig, axes = _fig(ncols=len(models), width=4.4)
-    for ax, model in zip(axes, models, strict=True):
-        m = data[data["model"] == model]
-        for direction in ("grpo", "gspo"):
-            arms = [a for a, (d, _) in where.items() if d == direction]
-            xs, means = [], []
-            for arm in sorted(arms, key=lambda a: where[a][1]):
-                g = m[m["arm_id"] == arm]
-                x = where[arm][1] + (0.04 if direction == "gspo" else -0.04)
-                ax.scatter([x] * len(g), g["late_acc"], s=12, alpha=0.5, color=color(direction))
-                xs.append(x)
-                means.append(g["late_acc"].mean())
-            ax.plot(xs, means, "o-", color=color(direction), label=f"{direction.upper()}'s direction")
-        ax.set_xticks([0, 1], ["GRPO's norm", "GSPO's norm"])
-        ax.set(title=model, ylabel="late held-out accuracy", ylim=(0, None), xlim=(-0.4, 1.4))
-        ax.legend(frameon=False, fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
 def section() -> tuple[dict, dict]:
     table = runs()
     two_rows, effect_rows, two_verdicts = _two_by_two(table)
     shrink_rows, shrink_cmp, shrink_verdicts = _shrink_skip(table)
-    dose, classes, duals = _onset(table)
+    dose, classes, duals, dose_data = _onset(table)
     ctx = {
         "progress": [progress(spec(name)) for name in SPECS.values()],
         "two_rows": two_rows,
@@ -273,4 +251,7 @@ def section() -> tuple[dict, dict]:
         "group_names": list(GROUPS),
     }
     data = table[table["source"] == SPECS["two"]][["model", "arm_id", "seed", "late_acc"]].reset_index(drop=True)
-    return ctx, {"f10_two_by_two": (data, plot_two_by_two)}
+    figures = {"f10_two_by_two": (data, plot_two_by_two)}
+    if not dose_data.empty:
+        figures["f10_dose"] = (dose_data.sort_values(["model", "clip", "seed"]).reset_index(drop=True), plot_dose)
+    return ctx, figures

@@ -35,12 +35,27 @@ import gspo_lab.findings.f9_precursors as f9_precursors
 import gspo_lab.findings.f10_runs as f10_runs
 import gspo_lab.findings.f11_corrections as f11_corrections
 import gspo_lab.findings.f11_successors as f11_successors
+import gspo_lab.findings.headline as headline
 from gspo_lab.findings.fmt import FILTERS
 from gspo_lab.paths import repo_root
 
-__all__ = ["SECTIONS", "TEMPLATES", "rule_markers", "compute", "render", "build", "check", "md_table"]
+__all__ = [
+    "SECTIONS",
+    "TEMPLATES",
+    "PAGES",
+    "rule_markers",
+    "compute",
+    "render",
+    "build",
+    "check",
+    "md_table",
+    "knob_map",
+]
 
 TEMPLATES = Path(__file__).parent / "templates"
+#: each generated page in docs/ -> its template: the story (the book's first page), the findings page, the glossary,
+#: the recipe — rendered from one context, so a number on the story is the number its section computes
+PAGES = {"story.md": "story.md", "findings.md": "page.md", "glossary.md": "glossary.md", "recipe.md": "recipe.md"}
 #: context name -> the section function that computes it: () -> (context, {figure name: (data, plot function)})
 SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f1": f1_clipping.section,
@@ -93,6 +108,19 @@ def _lead(loop, first: str, other: str) -> str:
     return first if loop.first else other
 
 
+def knob_map() -> str:
+    """The README's table of gspo_lab's knobs with TRL's and verl's names (one source: the README, which
+    ``tests/test_knob_map.py`` checks against TrainConfig and TRL's GRPOConfig), for the recipe page."""
+    text = (repo_root() / "README.md").read_text()
+    start = text.index("| gspo_lab `TrainConfig` | TRL `GRPOConfig` | verl |")
+    lines = []
+    for line in text[start:].splitlines():
+        if not line.startswith("|"):
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def rule_markers() -> dict[str, tuple[str, tuple[str, ...]]]:
     """Every registered rule's marker and specs (for :mod:`gspo_lab.experiments.provenance`)."""
     from gspo_lab.findings.rules import RULES
@@ -106,11 +134,18 @@ def compute() -> tuple[dict, dict]:
     for name, section in SECTIONS.items():
         context[name], figs = section()
         figures.update(figs)
+    context["story"], context["glance"] = headline.story(context), headline.glance(context)
+    context["recipe"] = headline.recipe(context)
+    keys = ("n", "title", "claim", "number", "verdict", "sure", "rules")
+    context["glance_rows"] = [[row[k] for k in keys] for row in context["glance"]]
     return context, figures
 
 
-def render(context: dict) -> str:
+def render(context: dict, template: str = "page.md") -> str:
+    """``template`` (default: the findings page) rendered with every section's ``context``."""
     import jinja2
+
+    from gspo_lab.equations import eq
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
@@ -121,8 +156,8 @@ def render(context: dict) -> str:
         autoescape=False,
     )
     env.filters.update(FILTERS)
-    env.globals.update(table=md_table, sep=_sep, lead=_lead)
-    return env.get_template("page.md").render(**context)
+    env.globals.update(table=md_table, sep=_sep, lead=_lead, eq=eq, knob_map=knob_map)
+    return env.get_template(template).render(**context)
 
 
 def _hash(data: pd.DataFrame) -> str:
@@ -130,7 +165,7 @@ def _hash(data: pd.DataFrame) -> str:
 
 
 def build() -> Path:
-    """Regenerate the page, its figures and the lock file."""
+    """Regenerate the pages (:data:`PAGES`), their figures and the lock file; returns the findings page's path."""
     context, figures = compute()
     docs = _docs()
     lock = {}
@@ -139,7 +174,8 @@ def build() -> Path:
         fig = plot(data)
         fig.savefig(docs / "figures" / f"{name}.png", dpi=110, bbox_inches="tight")
         lock[name] = _hash(data)
-    (docs / "findings.md").write_text(render(context))
+    for out, template in PAGES.items():
+        (docs / out).write_text(render(context, template))
     (docs / "findings.lock.json").write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
     return docs / "findings.md"
 
@@ -148,8 +184,10 @@ def check(context_and_figures: tuple[dict, dict] | None = None) -> list[str]:
     """Differences between the committed page / figure inputs and a regeneration from data/results (empty = none)."""
     context, figures = context_and_figures or compute()
     problems = []
-    if (_docs() / "findings.md").read_text() != render(context):
-        problems.append("docs/findings.md differs from its regeneration (run python -m gspo_lab.findings)")
+    for out, template in PAGES.items():
+        path = _docs() / out
+        if not path.is_file() or path.read_text() != render(context, template):
+            problems.append(f"docs/{out} differs from its regeneration (run python -m gspo_lab.findings)")
     lock = json.loads((_docs() / "findings.lock.json").read_text())
     now = {name: _hash(data) for name, (data, _) in figures.items()}
     for name in sorted(set(lock) | set(now)):

@@ -55,9 +55,20 @@ class Verdict:
         return " (post hoc: rule set after its results)" if self.post_hoc else ""
 
     @property
+    def tag(self) -> str:
+        """`` (post hoc)`` for a post hoc rule, else empty: :attr:`when` in the story's short form."""
+        return " (post hoc)" if self.post_hoc else ""
+
+    @property
     def note(self) -> str:
         """`` (provisional: …)`` while cells are missing, else empty."""
         return f" (provisional: {self.provisional})" if self.provisional else ""
+
+    @property
+    def sure(self) -> str:
+        """How the verdict was reached, in the words of the book's "how sure" column: ``declared`` (its rule was
+        written before the results) or ``post hoc``; ``provisional`` added while cells are missing."""
+        return ("post hoc" if self.post_hoc else "declared") + (", provisional" if self.provisional else "")
 
     def __str__(self) -> str:
         return self.label + self.note

@@ -6,12 +6,17 @@
 (open ``book/index.html``; the folder is self-contained: move it, archive it or serve it as it is)::
 
     book_src/conf.py                  the Sphinx configuration (CONF below)
-    book_src/index.md                 the summary, the claims dashboard (claim, value, threshold, verdict, from the
-                                      results JSONs) and the table of contents
-    book_src/numbers.md               each notebook's headline numbers and the parameters papermill passed it
+    book_src/index.md                 the story (docs/story.md: the two ratios, the headline results with their
+                                      figures, what did not reproduce) and the table of contents
+    book_src/glossary.md, recipe.md   docs/glossary.md and docs/recipe.md: every term; the settings for TRL / verl
+    book_src/report.md                appendix: this run (which notebooks ran, how long) and the claims dashboard
+                                      (claim, value, threshold, verdict, from the results JSONs)
+    book_src/numbers.md               appendix: each notebook's headline numbers and its papermill parameters
     book_src/notebooks/<name>.ipynb   each executed notebook, widget views replaced (3. below); pages are rendered
                                       from these outputs, never re-executed (``nb_execution_mode = "off"``)
-    book_src/findings.md, figures/    docs/findings.md and docs/figures/, as they are
+    book_src/findings.md, figures/    docs/findings.md and docs/figures/
+
+Every page opens with the same line of links (:data:`NAV`): the story, the glossary, the recipe.
     book_src/_static/                 MathJax (2. below) and book.css
 
 Offline by construction, numbered:
@@ -29,7 +34,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import re
 import shutil
 import sys
@@ -38,10 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gspo_lab.nb.frames import static_notebook
-from gspo_lab.nb.results import load_results, summarize
+from gspo_lab.nb.pages import DOCS_PAGES, NAV, index_page, numbers_page, report_page, with_nav
 from gspo_lab.paths import repo_root
 
-__all__ = ["Book", "build_book", "write_source", "build_html", "main"]
+__all__ = ["Book", "NAV", "build_book", "write_source", "build_html", "main"]
 
 CSS = """\
 .gspo-pass, .gspo-fail { color: #fff; padding: 0.05em 0.45em; border-radius: 0.3em; font-weight: 600; }
@@ -88,100 +92,6 @@ class Book:
     seconds: float
 
 
-# ---------------------------------------------------------------- pages
-
-
-_OPS = {">=": "≥", "<=": "≤", ">": "\\>", "<": "\\<"}  # a claim's op as the dashboard shows it
-
-
-def _md(text) -> str:
-    """``text`` as literal Markdown inline text: every ASCII punctuation mark backslash-escaped, newlines as spaces."""
-    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", str(text)).replace("\n", " ")
-
-
-def _fmt(value) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.4g}" if math.isfinite(value) else str(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_fmt(v) for v in value[:12]) + (", …" if len(value) > 12 else "") + "]"
-    return str(value) if isinstance(value, (bool, int, str)) else json.dumps(value)
-
-
-def _flatten(numbers: dict, prefix: str = "") -> dict:
-    """Nested dicts of headline numbers as one level with dotted keys: {"loss": {"grpo": 1}} -> {"loss.grpo": 1}."""
-    flat = {}
-    for key, value in numbers.items():
-        if isinstance(value, dict) and value:
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
-
-
-def _badge(passed: bool, yes: str = "PASS", no: str = "FAIL") -> str:
-    return f"[{yes}]{{.gspo-pass}}" if passed else f"[{no}]{{.gspo-fail}}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows]) + "\n"
-
-
-def _results(run: dict) -> dict:
-    return load_results(run["results"]) if run.get("results") else {}
-
-
-def _claim_row(notebook: str, c: dict) -> list[str]:
-    """One dashboard row: notebook, claim, value, threshold (with its op), verdict."""
-    threshold = f"{_OPS.get(c.get('op'), _md(c.get('op', '')))} {_md(_fmt(c.get('threshold')))}"
-    statement = _md(c.get("statement", c.get("name", "")))
-    return [_md(notebook), statement, _md(_fmt(c.get("value"))), threshold, _badge(bool(c.get("passed")))]
-
-
-def index_page(out_dir: Path, runs: list[dict], pages: list[str]) -> str:
-    """index.md: summary, the table of contents (``pages``: notebook names), one row per notebook, the claims."""
-    s = summarize(runs)
-    tier = ", ".join(sorted({str(r.get("tier", "?")) for r in runs})) or "?"
-    toc = "\n".join(f"notebooks/{name}" for name in pages)
-    lines = [
-        "# gspo_lab: the notebooks, executed\n",
-        f"Run `{out_dir.name}` at the **{_md(tier)}** tier, built {time.strftime('%Y-%m-%d %H:%M')}: notebooks ran "
-        f"{_badge(s['notebooks_ok'] == s['notebooks'], 'ok', 'failed')} **{s['notebooks_ok']}/{s['notebooks']}**, "
-        f"claims held {_badge(s['claims_passed'] == s['claims'])} **{s['claims_passed']}/{s['claims']}**.\n",
-        "Each page is a notebook as the main job executed it: narrative, code, figures and printed outputs. An "
-        "interactive control shows the frame the run stored; moving it needs a live kernel (`bash scripts/lab.sh`).\n",
-        f"```{{toctree}}\n:caption: Notebooks\n:maxdepth: 1\n\n{toc}\n```\n",
-        "```{toctree}\n:caption: Results\n:maxdepth: 1\n\nfindings\nnumbers\n```\n",
-        "## This run\n",
-    ]
-    rows, errors = [], []
-    for run in runs:
-        claims = _results(run).get("claims") or []
-        link = f"[](notebooks/{run['name']}.ipynb)" if run["name"] in pages else _md(run["name"])
-        passed = f"{sum(bool(c.get('passed')) for c in claims)}/{len(claims)}"
-        rows.append([link, _badge(bool(run.get("ok")), "ran", "failed"), f"{float(run.get('seconds', 0)):.1f}", passed])
-        errors += [f"- **{_md(run['name'])}** failed: {_md(run['error'])}"] if run.get("error") else []
-    lines += [_table(["notebook", "status", "seconds", "claims held"], rows), *errors, "\n## Claims\n"]
-    claim_rows = [_claim_row(run["name"], c) for run in runs for c in _results(run).get("claims") or []]
-    lines.append(_table(["notebook", "claim", "value", "threshold", "verdict"], claim_rows) if claim_rows else "None.")
-    return "\n".join(lines)
-
-
-def numbers_page(runs: list[dict]) -> str:
-    """numbers.md: per notebook, the headline numbers its results JSON holds and the parameters it ran with."""
-    lines = ["# Headline numbers\n", "What each notebook recorded besides its claims, and its papermill parameters.\n"]
-    for run in runs:
-        numbers = _flatten(_results(run).get("numbers") or {})
-        params = {k: v for k, v in (run.get("parameters") or {}).items() if k != "results_path"}
-        lines.append(f"## {_md(run['name'])}\n")
-        lines.append(f"Parameters: `{json.dumps(params)}`\n" if params else "Parameters: the notebook's own.\n")
-        rows = [[_md(k), _md(_fmt(v))] for k, v in numbers.items()]
-        lines.append(_table(["name", "value"], rows) if rows else "No numbers recorded.\n")
-    return "\n".join(lines)
-
-
 # ---------------------------------------------------------------- source tree and build
 
 
@@ -218,19 +128,27 @@ def write_source(out_dir: Path, runs: list[dict]) -> Path:
     shutil.rmtree(src, ignore_errors=True)
     (src / "notebooks").mkdir(parents=True)
     pages = []
+    nav = {"cell_type": "markdown", "metadata": {}, "source": NAV.format(up="../")}
     for run in runs:
         if run.get("executed"):
             nb = static_notebook(json.loads(Path(run["executed"]).read_text(encoding="utf-8")))
+            first = next((i + 1 for i, c in enumerate(nb["cells"]) if c.get("cell_type") == "markdown"), 0)
+            nb["cells"].insert(first, {**nav, "id": "gspo-lab-nav"} if nb.get("nbformat_minor", 0) >= 5 else nav)
             (src / "notebooks" / f"{run['name']}.ipynb").write_text(json.dumps(nb, indent=1), encoding="utf-8")
             pages.append(run["name"])
     docs = repo_root() / "docs"
-    shutil.copy(docs / "findings.md", src / "findings.md")
+    for name in DOCS_PAGES:  # links to the story go to the book's index, which is the story
+        text = (docs / name).read_text(encoding="utf-8").replace("](story.md)", "](index.md)")
+        if name != "story.md":
+            (src / name).write_text(with_nav(text), encoding="utf-8")
     shutil.copytree(docs / "figures", src / "figures")
     _copy_mathjax(src / "_static" / "mathjax")
     (src / "_static" / "book.css").write_text(CSS)
     (src / "_static" / "favicon.svg").write_text(FAVICON)
-    (src / "index.md").write_text(index_page(out_dir, runs, pages), encoding="utf-8")
-    (src / "numbers.md").write_text(numbers_page(runs), encoding="utf-8")
+    story = (docs / "story.md").read_text(encoding="utf-8").replace("](story.md)", "](index.md)")
+    (src / "index.md").write_text(index_page(story, pages), encoding="utf-8")  # the story links the others itself
+    (src / "report.md").write_text(with_nav(report_page(out_dir, runs, pages)), encoding="utf-8")
+    (src / "numbers.md").write_text(with_nav(numbers_page(runs)), encoding="utf-8")
     (src / "conf.py").write_text(CONF.format(title=f"gspo_lab · {out_dir.name}"))
     return src
 

@@ -4,12 +4,15 @@ A widget view output (``application/vnd.jupyter.widget-view+json``) only shows w
 (which myst-nb would load from a CDN). nbclient stores every widget's last state in the notebook's metadata, the
 outputs of Output widgets included, so the figure a panel drew when the run executed it is there:
 
-    a view whose widgets hold PNG frames    -> those frames (image/png outputs), then a note that the control needs a
-                                               live kernel (JupyterLab: ``bash scripts/lab.sh``)
+    a view whose widgets hold PNG frames    -> those frames (image/png outputs) that the page has not already shown,
+                                               then a note that the control needs a live kernel (JupyterLab:
+                                               ``bash scripts/lab.sh``); a frame equal to a figure above — its
+                                               plain-function twin's, drawn at the same settings — is not repeated
     a tqdm progress bar (a *ProgressModel)  -> its final text, as tqdm prints it in a terminal
     any other view                          -> the note alone
 
-``static_notebook(nb)`` applies that to every code cell and drops the widget state.
+``static_notebook(nb)`` applies that to every code cell, collapses every code cell's source (myst-nb's
+``hide-input``: the page reads as narrative and figures, the code one click away) and drops the widget state.
 """
 
 from __future__ import annotations
@@ -64,32 +67,44 @@ def _progress_text(models: list[dict]) -> str:
     return f"{left} |{'█' * filled}{' ' * (10 - filled)}| {right}".strip()
 
 
-def static_outputs(output: dict, state: dict) -> list[dict]:
-    """What the book shows for one cell ``output``: itself, or for a widget view its frames and a note (or text)."""
+def static_outputs(output: dict, state: dict, shown: set[str] | None = None) -> list[dict]:
+    """What the book shows for one cell ``output``: itself, or for a widget view its frames and a note (or text).
+
+    ``shown``: the PNGs (base64) the page already shows; a frame among them is left out and the note points up to
+    it. Every PNG this output adds to the page is added to ``shown``.
+    """
+    shown = set() if shown is None else shown
     view = output.get("data", {}).get(WIDGET_VIEW)
     if view is None:
+        png = output.get("data", {}).get("image/png")
+        if png:
+            shown.add("".join(png) if isinstance(png, list) else png)
         return [output]
     models = list(_widget_models(view.get("model_id", ""), state))
     if any(m.get("model_name", "").endswith("ProgressModel") for m in models):
         return [{"output_type": "stream", "name": "stdout", "text": _progress_text(models) + "\n"}]
     frames = widget_frames(view.get("model_id", ""), state)
-    shown = [{"output_type": "display_data", "data": {"image/png": png}, "metadata": {}} for png in frames]
-    frame = " (above, the frame this run stored)" if frames else ""
+    new = [png for png in dict.fromkeys(frames) if png not in shown]
+    shown.update(new)
+    images = [{"output_type": "display_data", "data": {"image/png": png}, "metadata": {}} for png in new]
+    frame = (" (above, the frame this run stored)" if new else
+             " (its figure is the one above, drawn by its plain-function twin at the same settings)" if frames
+             else "")  # fmt: skip
     note = {"output_type": "display_data", "data": {"text/html": WIDGET_NOTE.format(frame=frame)}, "metadata": {}}
-    return shown + [note]
+    return images + [note]
 
 
 def static_notebook(nb: dict) -> dict:
-    """The executed notebook ``nb`` (nbformat 4 JSON) with every widget view replaced and the widget state dropped.
-
-    A cell whose source JupyterLab hides (``metadata.jupyter.source_hidden``) gets myst-nb's ``hide-input`` tag.
-    """
+    """The executed notebook ``nb`` (nbformat 4 JSON) with every widget view replaced, each figure shown once, every
+    code cell's source collapsed (myst-nb's ``hide-input`` tag) and the widget state dropped."""
     nb = json.loads(json.dumps(nb))  # a deep copy
     state = nb.get("metadata", {}).pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    shown: set[str] = set()
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "code":
             continue
-        cell["outputs"] = [new for out in cell.get("outputs", []) for new in static_outputs(out, state)]
-        if cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
-            cell["metadata"].setdefault("tags", []).append("hide-input")
+        cell["outputs"] = [new for out in cell.get("outputs", []) for new in static_outputs(out, state, shown)]
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if "hide-input" not in tags:
+            tags.append("hide-input")
     return nb

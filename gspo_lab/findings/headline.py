@@ -1,0 +1,237 @@
+"""The book's short forms of the findings: the story page's headline results and the findings page's "At a glance"
+table — each a selection from the sections' own contexts, never a typed number or verdict.
+
+:func:`story` and :func:`glance` read the context :func:`gspo_lab.findings.page.compute` built (``f1``, ``f2``, …) and
+pick what a reader needs first; the words of every verdict are its rule's, its "how sure" the verdict's own
+(:attr:`~gspo_lab.findings.rules.Verdict.sure`: declared / post hoc) or the section's robustness check (fragile).
+"""
+
+from __future__ import annotations
+
+from gspo_lab.findings.fmt import num
+
+__all__ = ["story", "glance", "recipe", "successor_groups"]
+
+_NAMES = {"cispo": "CISPO", "sapo": "SAPO", "luspo": "LUSPO", "vespo": "VESPO", "gmpo": "GMPO"}
+
+
+def _by(rows: list[dict], key: str) -> dict:
+    return {r[key]: r for r in rows}
+
+
+def _late_diff(ctx: dict, model: str, arm: str) -> str:
+    """finding 2's paired GSPO − GRPO late held-out accuracy for ``model`` at ``arm`` ("no grad clip" / …)."""
+    for row in ctx["f2late"]["rows"]:
+        if row[0] == model and row[1] == f"GSPO, {arm}":
+            return row[3].replace(" (n = 5)", "")
+    return "pending"
+
+
+def successor_groups(verdicts: list[dict]) -> list[dict]:
+    """Finding 11's verdicts grouped by outcome: [{"label", "objectives", "fragile"}], outcomes in order of first
+    appearance. An objective with one outcome on every model is named once; else once per model ("VESPO (MoE)")."""
+    per_objective: dict[str, list[dict]] = {}
+    for v in verdicts:
+        per_objective.setdefault(v["objective"], []).append(v)
+    entries = []
+    for objective, vs in per_objective.items():
+        name = _NAMES.get(objective, objective)
+        same = len({v["verdict"].outcome for v in vs}) == 1
+        for v in vs[:1] if same else vs:
+            label = name if same else f"{name} ({v['model']})"
+            fragile = any(w["fragile"] for w in vs) if same else v["fragile"]
+            entries.append((v["verdict"], label, fragile))
+    groups: dict[str, dict] = {}
+    for verdict, label, fragile in entries:
+        g = groups.setdefault(verdict.outcome, {"label": verdict.label.split(" (")[0], "objectives": [],
+                                                "fragile": []})  # fmt: skip
+        g["objectives"].append(label)
+        g["fragile"] += [label] if fragile else []
+    return list(groups.values())
+
+
+def story(ctx: dict) -> dict:
+    """The story page's headline results, each with the numbers and verdict its section computed."""
+    f2 = _by(ctx["f2"]["verdicts"], "clip")
+    collapse = {f"{c['model']} {c['objective']}": f"{c['k']}/{c['n']}" for c in ctx["f8"]["collapse"]}
+    dose = [
+        {"model": d["model"], "first": d["points"][0], "last": d["points"][-1], "trend": d["trend"]}
+        for d in ctx["f10"]["dose"]
+        if d["points"]
+    ]
+    f4 = _by(ctx["f4"]["verdicts"], "clip")
+    return {
+        "collapse": {
+            "verdict": f2["off"]["verdict"],
+            "counts": collapse,
+            "late_moe": _late_diff(ctx, "MoE", "no grad clip"),
+            "capped": f2["1"]["verdict"],
+        },
+        "dose": dose,
+        "size": {"two": ctx["f10"]["two_verdicts"], "accounts": ctx["f10"]["accounts"]},
+        "clipping": {
+            "grpo": ctx["f1"]["absolute"]["grpo"],
+            "gspo": ctx["f1"]["absolute"]["gspo"],
+            "ratio": num(ctx["f1"]["headline"]["mean"]),
+            "by_responses": num(ctx["f1"]["by_responses"]["mean"]),
+            "verdict": ctx["f1"]["verdict"],
+            "accuracy": ctx["f1"]["accuracy"],
+        },
+        "not_reproduced": [
+            {"what": "Routing Replay (R2) rescuing GRPO on the MoE", "verdict": f4["off"]["verdict"]},
+            {"what": "the collapse being MoE-specific", "verdict": ctx["f2_dense"]["verdict"]},
+            {"what": "GSPO tolerating the inference engine's log-probs (§5.4)", "verdict": ctx["f5_confirm"]["pooled"]},
+            {"what": "a collapse regime with a grad-norm cap of 1.0", "verdict": ctx["f2_confirm"]["verdict"]},
+        ],
+        "successors": successor_groups(ctx["f11"]["verdicts"]),
+        "production": successor_groups(ctx["f11"]["production"]["verdicts"]),
+    }
+
+
+def _row(n: str, title: str, claim: str, number: str, verdict, *by, sure: str = "") -> dict:
+    """One At a glance row. ``verdict``: a Verdict, or the row's words when ``by`` names the Verdicts they come from;
+    "how sure" is post hoc when any of them is, else declared (``sure`` overrides); their rule ids go to a footnote."""
+    verdicts = [v for v in (verdict, *by) if hasattr(v, "rule")]
+    how = sure or ("post hoc" if any(v.post_hoc for v in verdicts) else "declared")
+    rules = ", ".join(dict.fromkeys(f"`{v.rule}`" for v in verdicts))
+    return {"n": n, "title": title, "claim": claim, "number": number, "verdict": str(verdict), "sure": how,
+            "rules": rules}  # fmt: skip
+
+
+def glance(ctx: dict) -> list[dict]:
+    """One row per finding for the findings page's "At a glance" table: the paper's claim, the toy's number, the
+    verdict and how sure, at most ~40 words a row; rule ids go to the table's last column."""
+    f1, f2, f10 = ctx["f1"], _by(ctx["f2"]["verdicts"], "clip"), ctx["f10"]
+    c = {f"{x['model']} {x['objective']}": f"{x['k']}/{x['n']}" for x in ctx["f8"]["collapse"]}
+    dose = "; ".join(f"{d['model']} {d['points'][0]['late']} → {d['points'][-1]['late']}" for d in f10["dose"])
+    f6 = _by(ctx["f6"]["per_length"], "L")
+    longest = max(f6)
+    f7 = _by(ctx["f7"]["confirm"], "lam")
+    lam = max(f7, key=float)
+    f9 = ctx["f9"]
+    succ = successor_groups(ctx["f11"]["verdicts"])
+    two = "; ".join(f"{v['model']}: {v['verdict'].label.split(':')[0]}" for v in f10["two_verdicts"])
+    fragile = [o for g in succ for o in g["fragile"]]
+    return [
+        _row(
+            "1",
+            "Clipping fractions",
+            "GSPO clips ~100× more tokens than GRPO yet learns better (§5.2)",
+            f"GSPO ÷ GRPO clipped tokens {num(f1['headline']['mean'])}× (by responses "
+            f"{num(f1['by_responses']['mean'])}×); accuracy GSPO − GRPO {f1['accuracy']['diff']}",
+            f"{f1['verdict'].label}; {f1['accuracy']['verdict'].label}",
+            f1["verdict"],
+            f1["accuracy"]["verdict"],
+        ),
+        _row(
+            "2",
+            "Collapse",
+            "GRPO can collapse irreversibly; GSPO trains stably",
+            f"no grad-norm cap: GRPO {c.get('MoE GRPO')} collapsed, GSPO {c.get('MoE GSPO')} (MoE); "
+            f"cap 1.0: GRPO {f2['1']['grpo']}, GSPO {f2['1']['gspo']}",
+            f"{f2['off']['verdict'].label} without a cap; {f2['1']['verdict'].label} with one",
+            f2["off"]["verdict"],
+            f2["1"]["verdict"],
+        ),
+        _row(
+            "2b",
+            "The grad-norm cap (beyond the paper)",
+            "—",
+            f"GRPO's late held-out accuracy, no cap → cap 1: {dose}",
+            "; ".join(f"{d['model']} {d['trend'].label}" for d in f10["dose"]),
+            *(d["trend"] for d in f10["dose"]),
+        ),
+        _row(
+            "3",
+            "Expert volatility",
+            "~10 % of activated experts change after one update (§5.3)",
+            f"{ctx['f3']['moe']['min']}–{ctx['f3']['moe']['max']} of top-k sets change, lr "
+            f"{ctx['f3']['moe']['lr_min']}–{ctx['f3']['moe']['lr_max']}",
+            ctx["f3"]["verdict"],
+        ),
+        _row(
+            "4",
+            "Routing Replay",
+            "GRPO on an MoE needs Routing Replay to converge (§5.3)",
+            f"no cap: GRPO collapsed {ctx['f4']['rows'][-1][1]} without R2, {ctx['f4']['rows'][-1][2]} with it",
+            _by(ctx["f4"]["verdicts"], "clip")["off"]["verdict"],
+        ),
+        _row(
+            "5",
+            "Precision",
+            "GSPO tolerates the inference engine's log-probs (§5.4, untested there)",
+            "bf16 sampler's log-probs vs recomputed π_old, 10 seeds",
+            ctx["f5_confirm"]["pooled"],
+        ),
+        _row(
+            "6",
+            "Gradient variance (beyond the paper)",
+            "token ratios add noise that grows with length (§3)",
+            f"noise ratio GRPO ÷ GSPO at L = {longest}: {f6[longest]['ratio']}; slope per doubling of L "
+            f"{ctx['f6']['slope']}",
+            f"{f6[longest]['verdict'].label} at L = {longest}; {ctx['f6']['grows'].label}",
+            f6[longest]["verdict"],
+            ctx["f6"]["grows"],
+        ),
+        _row(
+            "7",
+            "GSPO-token, per-token advantages",
+            "introduced, not evaluated (§4.3)",
+            f"λ = {lam} on fresh seeds: {f7[lam]['diff']}",
+            f7[lam]["verdict"],
+        ),
+        _row(
+            "8",
+            "Dense vs MoE",
+            "only an MoE shown",
+            f"no cap: dense GRPO {c.get('dense GRPO')} collapsed, GSPO {c.get('dense GSPO')}",
+            ctx["f2_dense"]["verdict"],
+        ),  # fmt: skip
+        _row(
+            "9",
+            "What comes before a collapse (beyond)",
+            "—",
+            f"{len(f9['later_verdicts'])} alarm signals, rules fixed beforehand, scored on {f9['later']} later runs",
+            f"{len(f9['later_warns'])} of {len(f9['later_verdicts'])} warn ahead "
+            f"{', '.join(f9['later_warns'])}".strip(),
+            *(v["verdict"] for v in f9["later_verdicts"][:1]),
+        ),
+        _row(
+            "10",
+            "Why: size or content (beyond)",
+            "the noise of token weights destabilises GRPO (§3)",
+            f"norm × direction 2×2: {two}",
+            "; ".join(f"{a['model']}: {a['verdict'].label.split(':')[0]}" for a in f10["accounts"]),
+            *(v["verdict"] for v in f10["two_verdicts"] + f10["accounts"]),
+        ),
+        _row(
+            "11",
+            "After GSPO (beyond)",
+            "—",
+            "late held-out accuracy in the collapse regime, paired with GRPO and GSPO, MoE and dense",
+            "; ".join(f"{g['label']}: {', '.join(g['objectives'])}" for g in succ),
+            *(v["verdict"] for v in ctx["f11"]["verdicts"][:1]),
+            sure="; ".join(["declared", *(["fragile: " + ", ".join(fragile)] if fragile else [])]),
+        ),
+    ]
+
+
+def recipe(ctx: dict) -> dict:
+    """The recipe page's measured numbers and the registry's clip defaults with their sources."""
+    from gspo_lab.objectives import OBJECTIVES
+
+    clips = []
+    for name in ("gspo", "grpo", "grpo_dual_clip", "luspo", "gmpo", "cispo", "sapo", "vespo"):
+        spec = OBJECTIVES[name]
+        band = "none (no ε)" if spec.clip is None else f"{num(spec.clip.low)} / {num(spec.clip.high)}"
+        source = spec.clip.source if spec.clip is not None else spec.reference
+        clips.append([f"`{name}`", band, spec.trust_region, f"`{spec.trl}`" if spec.trl else "—", source])
+    f11c = ctx["f11c"]["verdicts"]
+    return {
+        "clips": clips,
+        "capped": _by(ctx["f2"]["verdicts"], "clip")["1"],
+        "production_late": ctx["f2_confirm"]["late"],
+        "relative": [row for row in ctx["f10"]["shrink_cmp"] if "recent median" in row[1]],
+        "corrections": {"none": sum(v["verdict"].outcome == "none" for v in f11c), "of": len(f11c)},
+        "f11c": f11c,
+    }
