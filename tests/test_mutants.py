@@ -50,6 +50,7 @@ import gspo_lab.findings.f2_remeasure as f2_remeasure  # isort: skip
 import gspo_lab.findings.f5_precision as f5_precision  # isort: skip
 import gspo_lab.findings.f9_precursors as f9_precursors  # isort: skip
 import gspo_lab.findings.f10_why as f10_why  # isort: skip
+import gspo_lab.findings.f11_successors as f11_successors  # isort: skip
 from gspo_lab.experiments.stats import interval_sign  # isort: skip
 import gspo_lab.findings.page  # noqa: F401  # isort: skip  (every rule registered)
 import gspo_lab.findings.rules as rules  # isort: skip
@@ -634,6 +635,9 @@ RULE_MUTANTS += [
           "the percentile bootstrap instead of the declared Student-t interval"),
     _rule("f11b.position", "above GRPO, below GSPO", "gspo_lab.findings.f11_successors.position_outcome",
           _same(lambda d_grpo, d_gspo: "gspo_like"), "GSPO's side never read (every lift over GRPO 'like GSPO')"),
+    _rule("f11d.confirm", "below GRPO on fresh seeds", "gspo_lab.findings.f11_successors._CONFIRMS",
+          _same({**f11_successors._CONFIRMS, "below_grpo": "unresolved"}),
+          "only 'like GRPO' counted as confirming (a successor worse than GRPO read as unresolved)"),
     _rule("f11c.correction", "t interval across 0 where the bootstrap's is above",
           "gspo_lab.findings.f11_corrections.t_sign", _same(interval_sign),
           "the percentile bootstrap instead of the declared Student-t interval"),

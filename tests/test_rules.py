@@ -397,6 +397,33 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("below GRPO, across 0 against GSPO", lambda: f11.position_verdict(DOWN, MIXED, f11.POSITION_B), "below_grpo"),
         ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED, f11.POSITION_B), "unresolved"),
     ],
+    "f11d.confirm": [
+        (
+            "like GRPO on fresh seeds",
+            lambda: f11.confirm_verdict(f11.position_verdict(MIXED, DOWN, f11.POSITION_B)),
+            "confirmed",
+        ),
+        (
+            "below GRPO on fresh seeds",
+            lambda: f11.confirm_verdict(f11.position_verdict(DOWN, MIXED, f11.POSITION_B)),
+            "confirmed",
+        ),
+        (
+            "like GSPO on fresh seeds",
+            lambda: f11.confirm_verdict(f11.position_verdict(UP, MIXED, f11.POSITION_B)),
+            "refuted",
+        ),
+        (
+            "between on fresh seeds",
+            lambda: f11.confirm_verdict(f11.position_verdict(UP, DOWN, f11.POSITION_B)),
+            "refuted",
+        ),
+        (
+            "neither difference shown",
+            lambda: f11.confirm_verdict(f11.position_verdict(MIXED_POS, MIXED, f11.POSITION_B)),
+            "unresolved",
+        ),
+    ],
     "f11c.correction": [
         ("higher", lambda: f11c.correction_verdict(UP), "helps"),
         ("lower", lambda: f11c.correction_verdict(DOWN), "hurts"),

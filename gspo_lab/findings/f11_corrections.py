@@ -17,11 +17,12 @@ from gspo_lab.experiments.stats import paired_diff, t_sign
 from gspo_lab.experiments.store import load_result, result_path
 from gspo_lab.findings.fmt import num, t_cell
 from gspo_lab.findings.rules import PENDING, Rule, class_verdict, register
-from gspo_lab.findings.tables import declared, progress, spec, with_base
+from gspo_lab.findings.tables import MODELS, declared, progress, spec, with_base
 
 __all__ = ["SPEC", "ARMS", "CORRECTION", "correction_verdict", "robust_correction", "runs", "section"]
 
 SPEC = "f11c_corrections_precision"
+SPEC_DENSE = "f11c_corrections_dense"  # the dense twin, fresh seeds 125-129, declared after the MoE's results
 ARMS = ("SAMPLER", "RECOMPUTE", *MODES)
 _LOGGED = {"rho": "correction/rho_mean:mean", "masked": "correction/masked_frac:mean",
            "truncated": "correction/truncated_frac:mean"}  # fmt: skip
@@ -33,9 +34,10 @@ CORRECTION = register(
         "11",
         {"helps": "helps", "hurts": "hurts", "none": "no difference shown"},
         {"LEVEL": 0.95},
-        declared="data/specs/f11c_corrections_precision.toml, before its runs (Student-t interval)",
+        declared="data/specs/f11c_corrections_precision.toml, before its runs (Student-t interval); its dense twin "
+        "f11c_corrections_dense.toml, before its runs",
         marker="f11c.correction per objective and arm against RECOMPUTE",
-        specs=(SPEC,),
+        specs=(SPEC, SPEC_DENSE),
     )
 )
 
@@ -71,32 +73,34 @@ def _arm(row) -> str:
     return mode if isinstance(mode, str) and mode in MODES else "RECOMPUTE"
 
 
-def runs() -> pd.DataFrame:
-    """Every finished run of the spec, with ``arm_id`` and the mean over rollouts of the logged correction shares."""
-    s = spec(SPEC)
+def runs(name: str = SPEC) -> pd.DataFrame:
+    """Every finished run of spec ``name``, with ``arm_id``, ``model`` and the mean over rollouts of the logged
+    correction shares."""
+    s = spec(name)
     t = declared(s)
     if t.empty:
         return t
-    t = with_base(s, t, ("objective", "old_logp", "sampler_correction"))
+    t = with_base(s, t, ("checkpoint", "objective", "old_logp", "sampler_correction"))
     by_key = {c.key: c for c in cells(s, "all")}
     logged = []
     for key in t["key"]:
         pr = load_result(result_path(by_key[key]))["per_rollout"]
         logged.append({k: pd.Series(pr.get(v, []), dtype=float).mean() for k, v in _LOGGED.items()})
     t = pd.concat([t.reset_index(drop=True), pd.DataFrame(logged)], axis=1)
-    return t.assign(arm_id=t.apply(_arm, axis=1))
+    return t.assign(arm_id=t.apply(_arm, axis=1), model=t["checkpoint"].map(MODELS))
 
 
 def section() -> tuple[dict, dict]:
-    table = runs()
+    parts = [t for t in (runs(SPEC), runs(SPEC_DENSE)) if not t.empty]
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     rows, verdicts = [], []
-    for objective, m in table.groupby("objective", sort=False) if not table.empty else []:
+    for (model, objective), m in table.groupby(["model", "objective"], sort=False) if not table.empty else []:
         for arm in ARMS:
             g = m[m["arm_id"] == arm]
             if g.empty:
                 continue
             k, n = int(g["collapsed"].sum()), len(g)
-            cells_ = [objective, arm, t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})",
+            cells_ = [model, objective, arm, t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})",
                       num(g["rho"].mean()), num(g["masked"].mean()), num(g["truncated"].mean())]  # fmt: skip
             if arm == "RECOMPUTE":
                 cells_ += ["—", "the baseline", "—"]
@@ -106,6 +110,7 @@ def section() -> tuple[dict, dict]:
                            "fragile: " + "; ".join(flips) if flips else "robust"]  # fmt: skip
                 verdicts.append(
                     {
+                        "model": model,
                         "objective": objective,
                         "arm": arm,
                         "verdict": verdict,
@@ -114,6 +119,7 @@ def section() -> tuple[dict, dict]:
                     }
                 )
             rows.append(cells_)
-    header = ["objective", "arm", "late held-out accuracy [95 % t]", "collapsed (v2)", "mean ρ", "masked tokens",
-              "truncated tokens", "− RECOMPUTE (paired)", "f11c.correction", "robustness"]  # fmt: skip
-    return {"progress": progress(spec(SPEC)), "rows": rows, "verdicts": verdicts, "header": header}, {}
+    header = ["model", "objective", "arm", "late held-out accuracy [95 % t]", "collapsed (v2)", "mean ρ",
+              "masked tokens", "truncated tokens", "− RECOMPUTE (paired)", "f11c.correction", "robustness"]  # fmt: skip
+    done = [progress(spec(SPEC)), progress(spec(SPEC_DENSE))]
+    return {"progress": done, "rows": rows, "verdicts": verdicts, "header": header}, {}

@@ -27,6 +27,8 @@ __all__ = [
     "position_verdict",
     "position",
     "robust_position",
+    "CONFIRM",
+    "confirm_verdict",
     "runs",
     "plot_positions",
     "section",
@@ -34,8 +36,12 @@ __all__ = [
 
 SPEC = "f11_successors_collapse"
 SPEC_B = "f11b_successors_production"
-#: per regime spec: the stored specs whose GRPO / GSPO runs its arms are paired with
-STORED = {SPEC: (F2["moe"], F2["dense"]), SPEC_B: (F2["candidate"],)}
+SPEC_B_DENSE = "f11b_production_dense"  # the dense twin: its own GRPO and GSPO arms, fresh seeds 15-19
+SPEC_D = "f11d_production_confirm"  # the post hoc reading of regime (b) on fresh MoE seeds 15-19
+#: per regime spec: the stored specs whose GRPO / GSPO runs its arms are paired with (none: the spec runs its own)
+STORED = {SPEC: (F2["moe"], F2["dense"]), SPEC_B: (F2["candidate"],), SPEC_B_DENSE: (), SPEC_D: ()}
+#: the successors whose weights never zero a unit's gradient: the post hoc reading f11d.confirm puts to fresh seeds
+NEVER_ZERO = ("cispo", "sapo", "vespo")
 SUCCESSORS = ("cispo", "sapo", "luspo", "vespo", "gmpo")
 #: the endpoints the robustness check re-reads the rule on: (name, column)
 ENDPOINTS = (("late held-out accuracy", "late_acc"), ("training-reward AUC", "reward_auc"),
@@ -68,11 +74,38 @@ POSITION_B = register(
         "11",
         dict(POSITION.outcomes),
         {"LEVEL": 0.95},
-        declared="data/specs/f11b_successors_production.toml, before its runs (Student-t interval)",
+        declared="data/specs/f11b_successors_production.toml, before its runs (Student-t interval); its dense twin "
+        "f11b_production_dense.toml, before its runs",
         marker="Rule f11b.position per",
-        specs=(SPEC_B,),
+        specs=(SPEC_B, SPEC_B_DENSE),
     )
 )
+
+CONFIRM = register(
+    Rule(
+        "f11d.confirm",
+        "11",
+        {
+            "confirmed": "confirmed (like or below GRPO on fresh seeds)",
+            "refuted": "refuted (like GSPO, between, or above GSPO on fresh seeds)",
+            "unresolved": "unresolved",
+        },
+        {"LEVEL": 0.95},
+        declared="data/specs/f11d_production_confirm.toml, before its runs (the reading it tests is post hoc)",
+        marker="Rule f11d.confirm per successor",
+        specs=(SPEC_D,),
+    )
+)
+#: f11d.confirm's outcome for each f11b.position outcome
+_CONFIRMS = {"grpo_like": "confirmed", "below_grpo": "confirmed", "gspo_like": "refuted", "between": "refuted",
+             "above_gspo": "refuted", "unresolved": "unresolved"}  # fmt: skip
+
+
+def confirm_verdict(position_verdict):
+    """Rule ``f11d.confirm`` from the successor's ``f11b.position`` verdict on the fresh seeds."""
+    if position_verdict.outcome == PENDING:
+        return CONFIRM.verdict(PENDING)
+    return CONFIRM.verdict(_CONFIRMS[position_verdict.outcome], position_verdict.provisional)
 
 
 def position_outcome(d_grpo, d_gspo) -> str:
@@ -139,6 +172,8 @@ def runs(name: str = SPEC) -> pd.DataFrame:
         rr = t.get("routing_replay", pd.Series(False, index=t.index)).fillna(False).astype(bool)
         same_clip = t["grad_clip"].map(clip_label) == clip_label(s.base.get("grad_clip"))
         parts.append(t[same_clip & ~rr].assign(source=stored))
+    if not parts:
+        return pd.DataFrame(columns=["model", "arm_id", "seed", "late_acc", "collapsed", "source"])
     table = pd.concat(parts, ignore_index=True)
     table = table.assign(arm_id=table["objective"], model=table["checkpoint"].map(MODELS))
     order = table["checkpoint"].map(list(MODELS).index)
@@ -169,7 +204,7 @@ def _rows(table: pd.DataFrame, rule: Rule = POSITION) -> tuple[list, list]:
                     }
                 )
             else:
-                cells += ["—", "—", f"stored arm (`{g['source'].iloc[0]}`)", "—"]
+                cells += ["—", "—", f"baseline (`{g['source'].iloc[0]}`)", "—"]
             rows.append(cells)
     return rows, verdicts
 
@@ -198,11 +233,11 @@ def plot_positions(data: pd.DataFrame):
     return fig
 
 
-def _regime(name: str, rule: Rule, figure: str) -> tuple[dict, dict]:
-    table = runs(name)
+def _regime(names: tuple[str, ...], rule: Rule, figure: str) -> tuple[dict, dict]:
+    table = pd.concat([runs(name) for name in names], ignore_index=True)
     rows, verdicts = _rows(table, rule)
     ctx = {
-        "progress": progress(spec(name)),
+        "progress": [progress(spec(name)) for name in names],
         "rows": rows,
         "verdicts": verdicts,
         "header": [
@@ -221,8 +256,32 @@ def _regime(name: str, rule: Rule, figure: str) -> tuple[dict, dict]:
     return ctx, figures
 
 
+def _confirm() -> dict:
+    """Rule f11d.confirm per never-zeroing successor on the fresh MoE seeds, with its position and collapse count."""
+    table = runs(SPEC_D)
+    rows, verdicts = [], []
+    for objective in NEVER_ZERO:
+        g = table[table["arm_id"] == objective]
+        if g.empty:
+            continue
+        position, flips = robust_position(table, objective, POSITION_B)
+        verdict = confirm_verdict(position)
+        k, n = int(g["collapsed"].sum()), len(g)
+        sure = "fragile: " + "; ".join(flips) if flips else "robust"
+        diffs = [t_cell(paired_diff(table, objective, base, "late_acc")) for base in ("grpo", "gspo")]
+        rows.append([objective, t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})", *diffs,
+                     str(position), str(verdict), sure])  # fmt: skip
+        verdicts.append({"objective": objective, "verdict": verdict, "fragile": bool(flips),
+                         "sure": "fragile" if flips else "robust"})  # fmt: skip
+    baselines = [[arm, t_cell(g["late_acc"]), f"{int(g['collapsed'].sum())}/{len(g)}"]
+                 for arm in ("grpo", "gspo") if len(g := table[table["arm_id"] == arm])]  # fmt: skip
+    return {"progress": progress(spec(SPEC_D)), "rows": rows, "verdicts": verdicts, "baselines": baselines}
+
+
 def section() -> tuple[dict, dict]:
-    """Regime (a), the collapse regime, and regime (b), the production-like one (``production`` in the context)."""
-    ctx, figures = _regime(SPEC, POSITION, "f11_successors")
-    ctx["production"], more = _regime(SPEC_B, POSITION_B, "f11b_successors_production")
+    """Regime (a), the collapse regime; regime (b), the production-like one on both models (``production``); and
+    the fresh-seed test of (b)'s post hoc reading (``confirm``)."""
+    ctx, figures = _regime((SPEC,), POSITION, "f11_successors")
+    ctx["production"], more = _regime((SPEC_B, SPEC_B_DENSE), POSITION_B, "f11b_successors_production")
+    ctx["confirm"] = _confirm()
     return ctx, {**figures, **more}
