@@ -44,7 +44,7 @@ from IPython.display import display
 from gspo_lab.analysis import compare_objectives, offpolicy_trace
 from gspo_lab.config import TrainConfig
 from gspo_lab.gradients import on_policy_gradient_gap
-from gspo_lab.nb.results import claim, record_results
+from gspo_lab.nb.results import claim, fmt, record_results, takeaway
 from gspo_lab.plots import plot_objective_table
 
 cfg = TrainConfig(checkpoint=checkpoint, length=length, prompts_per_rollout=prompts, group_size=group_size,
@@ -77,19 +77,12 @@ on_policy[["loss", "clip/token_frac", "ratio/tok_log_absmax"]]
 # %%
 off_policy = compare_objectives(batch, k=1)
 keys = ["loss", "clip/token_frac", "clip/seq_frac", "ratio/tok_log_absmax", "ratio/seq_log_absmax", "kl/k3"]
-display(plot_objective_table(off_policy, keys[1:5], title="one batch after one update"))
+# GSPO-token equals GSPO with one advantage per response (section 3 of notebook 02): one bar for both
+display(plot_objective_table(off_policy.drop(index="gspo_token"), keys[1:5], title="one batch after one update"))
 off_policy[keys]
 
 # %% [markdown]
 # ## What to take away
-# * On-policy there is nothing to choose between the objectives: their parameter gradients agree to float precision.
-#   Everything the paper argues is about off-policy data (later minibatches, several epochs, stale log-probs).
-# * Off-policy, GRPO's token ratios reach far from 1 while GSPO's $s_i$ stays within a few $10^{-3}$ — yet GSPO,
-#   with its much narrower band, clips far more tokens (notebook 03).
-# * GSPO-token ≡ GSPO here: it only matters with per-token advantages (notebook 02).
-
-# %% [markdown]
-# ## Record results
 
 # %% jupyter={"source_hidden": true}
 clip_tok = off_policy["clip/token_frac"]
@@ -101,6 +94,23 @@ claims = [
     claim("gspo_clips_more", "GSPO − GRPO clipped-token fraction after one update",
           clip_tok["gspo"] - clip_tok["grpo"], ">=", 0.1),
 ]
+tok_max, seq_max = off_policy.loc["grpo", "ratio/tok_log_absmax"], off_policy.loc["gspo", "ratio/seq_log_absmax"]
+takeaway([
+    f"On-policy the three objectives' parameter gradients differ by {fmt(gap['rel_gap'])} of their scale: nothing to "
+    "choose between them. Everything the paper argues is about off-policy data.",
+    f"After one update GRPO's largest token log-ratio is {fmt(tok_max)}, GSPO's largest sequence log-ratio "
+    f"{fmt(seq_max)}. Yet with its far narrower band GSPO clips {fmt(clip_tok['gspo'])} of tokens, GRPO "
+    f"{fmt(clip_tok['grpo'])} (notebook 03).",
+    f"GSPO-token equals GSPO here (their losses differ by {fmt(claims[1].value)}): it only matters with per-token advantages "
+    "(notebook 02).",
+], why=f"after the same update GSPO's one weight per response moved {fmt(tok_max / seq_max)}× less than GRPO's most "
+       "extreme token weight, so the per-token noise GRPO multiplies into its gradient never enters GSPO's.",
+   claims=claims)
+
+# %% [markdown]
+# ## Record results
+
+# %% jupyter={"source_hidden": true}
 headline = off_policy[["loss", "clip/token_frac", "clip/seq_frac"]].to_dict()
 numbers = {"off_policy": headline, "on_policy_gradient_gap": gap, "mean_reward": batch.rewards.mean()}
 results = record_results(results_path, "00_tour", claims, numbers, parameters=dict(checkpoint=checkpoint, length=length))

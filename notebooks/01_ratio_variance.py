@@ -54,7 +54,7 @@ from gspo_lab.analysis import (
     variance_growth,
 )
 from gspo_lab.config import TrainConfig
-from gspo_lab.nb.results import claim, record_results
+from gspo_lab.nb.results import claim, fmt, record_results, takeaway
 from gspo_lab.objectives import GRPO_CLIP
 from gspo_lab.widgets import RatioPanel, ratio_view, variance_view
 
@@ -122,14 +122,6 @@ bound
 
 # %% [markdown]
 # ## What to take away
-# * A token ratio is built from one sample of the next-token distribution: its noise is per token, and a product of
-#   $|y|$ of them (the sequence ratio) has a spread that grows with length.
-# * GSPO's $s_i$ is a geometric mean: its spread does not grow with length, so one clip range serves every length.
-# * Clipping tokens one by one leaves the sequence ratio unbounded: the only bound that matches a sequence-level
-#   reward is a bound on the sequence.
-
-# %% [markdown]
-# ## Record results
 
 # %% jupyter={"source_hidden": true}
 claims = [
@@ -138,6 +130,21 @@ claims = [
     claim("token_clip_unbounded", "responses with all tokens inside GRPO's band but the sequence ratio outside",
           bound["frac_sequence_outside"], ">", 0.0),
 ]
+takeaway([
+    f"A token ratio is built from one sample of the next-token distribution, so its noise is per token. Summed over "
+    f"a response it accumulates: the variance of Σ log w grows {fmt(growth['sum_growth'])}× from 4 to "
+    f"{growth['n_to']} tokens.",
+    f"GSPO's log s_i is a mean, not a sum: over the same lengths its variance changes by {fmt(growth['mean_growth'])}×, "
+    "so one clip range serves every length.",
+    f"Clipping tokens one by one does not bound the response: {fmt(bound['frac_sequence_outside'])} of the responses "
+    "whose every token ratio lies inside GRPO's band have a sequence ratio outside it.",
+], why="GSPO bounds the unit the reward scores — the whole response — with a ratio whose noise does not grow with "
+       "length; GRPO's per-token clips leave that response's ratio free to drift.", claims=claims)
+
+# %% [markdown]
+# ## Record results
+
+# %% jupyter={"source_hidden": true}
 numbers = {
     "sum_growth": growth["sum_growth"],
     "mean_growth": growth["mean_growth"],  # = sum_growth · (4/n)²: arithmetic of the claim above, not a finding

@@ -54,7 +54,7 @@ from gspo_lab.gradients import (
                   token_grad_weights,
                   weight_profile,
 )
-from gspo_lab.nb.results import claim, record_results
+from gspo_lab.nb.results import claim, fmt, record_results, takeaway
 from gspo_lab.plots import plot_gradient_variance
 from gspo_lab.tasks import get_task
 from gspo_lab.widgets import TracePanel, grad_view
@@ -111,15 +111,6 @@ identity
 
 # %% [markdown]
 # ## What to take away
-# * GRPO's off-policy gradient weights each token by its own noisy $w_{i,t}$ — unequal weights within one response
-#   that a sequence-level reward cannot justify. GSPO weights a response's tokens equally.
-# * On-policy the estimators coincide. Off-policy, GRPO's minibatch gradient tends to be the noisier one (ratio above
-#   1 on the right panel), but on one rollout batch of this toy model the bootstrap interval often includes 1: the
-#   effect is recorded with its spread, not asserted on one seed.
-# * GSPO-token is GSPO with a per-token gradient path: identical for sequence advantages, different with per-token.
-
-# %% [markdown]
-# ## Record results
 
 # %% jupyter={"source_hidden": true}
 stale = variance.loc[updates]
@@ -128,6 +119,25 @@ claims = [
     claim("gspo_token_identity", "max |∇ GSPO-token − ∇ GSPO| (sequence Â)", identity["max_abs_diff_sequence_adv"], "<=", 1e-6),
     claim("grpo_unequal_weights", "GRPO within-response std of token weights", grpo_spread, ">", 1e-4),
 ]
+takeaway([
+    f"Off-policy, GRPO weights each token of a response by its own w_{{i,t}}: the weights within one response spread "
+    f"by {fmt(grpo_spread)} (std), where GSPO's are equal by construction "
+    f"({fmt(profiles['gspo']['within_response_std'].max())}).",
+    f"At update k = {updates} GRPO's minibatch gradient is {fmt(stale['noise_ratio'])}× as noisy as GSPO's relative "
+    f"to its mean (5-95 % over draws: {fmt(stale['noise_ratio_lo'])}-{fmt(stale['noise_ratio_hi'])}). On one "
+    "rollout batch this interval often includes 1; over 5 seeds and three lengths it is finding 6.",
+    f"GSPO-token equals GSPO with one advantage per response (gradients within "
+    f"{fmt(identity['max_abs_diff_sequence_adv'])}) and differs with per-token advantages "
+    f"({fmt(identity['max_abs_diff_token_adv'])}).",
+], why="GRPO's gradient multiplies each token's score by a ratio drawn from one sample, so stale data can make its "
+       "update noisier token by token (finding 6 says where the toy shows it); GSPO scales a whole response by one "
+       "ratio and adds no per-token noise.",
+   claims=claims)
+
+# %% [markdown]
+# ## Record results
+
+# %% jupyter={"source_hidden": true}
 # Recorded with its spread, not asserted: over 5 rollout batches (seeds) the ratio's 5 % bootstrap bound is above 1
 # for some and below for others; only the across-seed picture shows it (README, notebook 02).
 numbers = {

@@ -45,7 +45,7 @@ from IPython.display import display
 
 from gspo_lab.clipping import clip_runs, clip_summary
 from gspo_lab.config import TrainConfig
-from gspo_lab.nb.results import claim, record_results
+from gspo_lab.nb.results import claim, fmt, record_results, takeaway
 from gspo_lab.plots import plot_clip_runs
 from gspo_lab.widgets import ClipPanel, clip_view
 
@@ -147,16 +147,6 @@ trust_panel.widget
 
 # %% [markdown]
 # ## What to take away
-# * With the paper's ranges GSPO clips one to two orders of magnitude more tokens than GRPO — whole responses at a
-#   time — on the same prompts stream. (Whether it also learns faster is a question for held-out evaluation, not
-#   asserted here; the reward curves above are this run's training rewards.)
-# * GRPO's wide token band almost never binds, yet it does not stop a response's sequence ratio from drifting (01).
-# * Always check the unit before comparing clip fractions across libraries.
-# * GSPO's successors bound an off-policy token's influence without a hard edge (CISPO caps, SAPO and VESPO bend):
-#   for them "clip fraction" is not comparable with GRPO's or GSPO's at all — compare their weights.
-
-# %% [markdown]
-# ## Record results
 
 # %% jupyter={"source_hidden": true}
 gspo_tok, grpo_tok = summary.loc["gspo", "clip/token_frac"], summary.loc["grpo", "clip/token_frac"]
@@ -172,6 +162,24 @@ claims = [
     claim("soft_weights_never_zero", "smallest weight of CISPO, SAPO, VESPO on log w ∈ [−2, 2] (GRPO: 0 past its band)",
           soft_min, ">", 0.0),
 ]
+seq_ratio = summary.loc["gspo", "clip/seq_frac"] / max(summary.loc["grpo", "clip/seq_frac"], 1e-12)
+takeaway([
+    f"With the paper's ranges GSPO clips {fmt(gspo_tok)} of tokens on the off-policy updates, GRPO {fmt(grpo_tok)}: "
+    f"{fmt(ratio)}× (stored sweep, per seed: {', '.join(fmt(r) + '×' for r in stored_ratio)}).",
+    f"Counted by responses the factor is {fmt(seq_ratio)}×: a clipped GSPO response counts all its tokens. Check the "
+    "unit before comparing clip fractions across libraries (TRL counts responses at sequence level, verl tokens).",
+    f"GRPO's wide token band almost never binds ({fmt(grpo_tok)}), yet it does not stop a response's sequence ratio "
+    "from drifting (notebook 01).",
+    f"GSPO's successors bend instead of clipping: the smallest weight CISPO, SAPO and VESPO give a token on "
+    f"log w ∈ [−2, 2] is {fmt(soft_min)}, never 0. For them a \"clip fraction\" is not comparable with GRPO's.",
+], why="GSPO's narrow band removes whole responses that moved off-policy, and only those; GRPO's band leaves almost "
+       "every token in play, including the rare far-off ones whose unbounded weight (Â < 0) drives its largest "
+       "updates (notebook 04).", claims=claims)
+
+# %% [markdown]
+# ## Record results
+
+# %% jupyter={"source_hidden": true}
 numbers = {"gspo_clip_token_frac": gspo_tok, "grpo_clip_token_frac": grpo_tok, "ratio": ratio, "mean_reward": rewards,
            "gspo_clip_seq_frac": summary.loc["gspo", "clip/seq_frac"],
            "grpo_clip_seq_frac": summary.loc["grpo", "clip/seq_frac"],

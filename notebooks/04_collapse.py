@@ -45,7 +45,7 @@ from IPython.display import display
 
 from gspo_lab.analysis import routing_change
 from gspo_lab.config import TrainConfig
-from gspo_lab.nb.results import claim, record_results
+from gspo_lab.nb.results import claim, fmt, record_results, takeaway
 from gspo_lab.paths import runs_dir
 
 # %% [markdown]
@@ -77,9 +77,9 @@ live_cfgs = {name: TrainConfig(checkpoint=checkpoint, length=length, prompts_per
                                eval_prompts=live_eval_prompts)
              for name in ("GRPO", "GSPO")}
 live = live_runs(live_cfgs, runs_dir() / "04_live")
-fig, text = live_view(live)
+fig, live_text = live_view(live)
 display(fig)
-print(text)
+print(live_text)
 
 # %%
 live_panel = LivePanel(live_cfgs, runs_dir() / "04_live", initial=live)
@@ -183,18 +183,6 @@ for a in why["accounts"]:  # rule f10.account, written after the results
 
 # %% [markdown]
 # ## What to take away
-# * One GRPO update changes a share of an MoE's expert choices in every layer; Routing Replay makes the ratio's
-#   forward reuse π_old's experts exactly. Whether that prevents GRPO's collapse is finding 4's verdict, printed in
-#   section 3 from its rule.
-# * The live runs show what the stored ones count: without a grad-norm cap GRPO's held-out accuracy can fall away
-#   while GSPO's holds; a single seed proves nothing, the map over seeds does.
-# * Whether any logged signal warns ahead of a collapse is scored on held-out runs above — read its verdict before
-#   trusting a dashboard alarm.
-# * Why a cap protects GRPO is an experiment, not an argument: section 5's 2×2 says whether the size or the content of
-#   GRPO's updates does the harm, by its declared rule.
-
-# %% [markdown]
-# ## Record results
 
 # %% jupyter={"source_hidden": true}
 total = routing[routing["layer"] == "all"].iloc[0]
@@ -204,6 +192,27 @@ claims = [
     claim("replay_exact", "share changed in the forward under Routing Replay (measured at the experts)",
           total["replayed"], "<=", 0.0),
 ]
-numbers = {"routing": routing.to_dict(orient="records"), "live": text,
+no_cap = next(v for v in collapse["verdicts"] if v["clip"] == "off")
+replay_off = next(v for v in replay["verdicts"] if v["clip"] == "off")
+warned = precursors["warns"]
+takeaway([
+    f"One GRPO update at lr {routing_lr:g} changes {fmt(total['natural'])} of the MoE's top-k expert sets; Routing "
+    f"Replay makes the ratio's forward reuse π_old's experts exactly ({fmt(total['replayed'])} changed). Whether that "
+    f"rescues GRPO: {replay_off['verdict']}{replay_off['detail']}.",
+    f"Without a grad-norm cap, over 5 seeds: {no_cap['verdict']} (GRPO {no_cap['grpo']}, GSPO {no_cap['gspo']} "
+    "collapsed). The live runs above are one seed each; the map over seeds is the evidence.",
+    f"Alarm signals scored on {precursors['held_out']} runs they were not chosen on: "
+    f"{len(warned)} of {len(precursors['verdicts'])} warn ahead better than chance ({', '.join(warned) or 'none'}).",
+    "Size or content: " + "; ".join(f"{v['model']}, {v['verdict'].label}" for v in why["two_verdicts"]) + ".",
+], why="GSPO's sequence clip keeps its updates' norms small where GRPO's rare far-off tokens make huge ones; how "
+       "much of GSPO's stability that explains is finding 10's verdict: "
+       + "; ".join(f"{a['model']}, {a['verdict'].label}{a['verdict'].when}" for a in why["accounts"]) + ".",
+   claims=claims)
+
+# %% [markdown]
+# ## Record results
+
+# %% jupyter={"source_hidden": true}
+numbers = {"routing": routing.to_dict(orient="records"), "live": live_text,
            "live_final_accuracy": {n: float(r.evals["eval/accuracy_sampled"].iloc[-1]) for n, r in live.items()}}
 results = record_results(results_path, "04_collapse", claims, numbers, parameters=dict(live_rollouts=live_rollouts))

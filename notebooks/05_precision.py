@@ -43,7 +43,7 @@ import pandas as pd
 from IPython.display import display
 
 from gspo_lab.config import TrainConfig
-from gspo_lab.nb.results import claim, record_results
+from gspo_lab.nb.results import claim, fmt, record_results, takeaway
 from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP
 from gspo_lab.plots import plot_mismatch
 from gspo_lab.precision import first_update_clip, mismatch_samples, mismatch_stats, sampler_mismatch
@@ -133,20 +133,6 @@ print("over all 10 seeds (f5.claim):", confirm["pooled"])
 
 # %% [markdown]
 # ## What to take away
-# * A bf16 inference engine and an fp32 trainer disagree by ~1e-3 per token on average, with a heavy tail; the fp32
-#   sampler's floor is ~1e-7.
-# * Per sequence (GSPO's length-normalised ratio) the disagreement is smaller, but GSPO's clip band is much
-#   narrower, so taking π_old straight from the inference engine makes GSPO clip a large share of tokens before any
-#   update while GRPO clips almost none. The paper's "GSPO can use the engine's likelihoods" needs either a wider ε
-#   or accepting that clipping.
-# * Whether training on those log-probs helps or hurts is the stored experiment's question (section 4), with its
-#   fresh-seed check.
-# * The production alternative (3b) keeps π_old recomputed and weights each token by ρ = π_old / π_sampler; at TRL's
-#   default band nothing is masked or truncated on a bf16 mismatch this small — the correction matters for vLLM-size
-#   mismatches, not for this one.
-
-# %% [markdown]
-# ## Record results
 
 # %% jupyter={"source_hidden": true}
 head = checkpoints[0]
@@ -162,5 +148,24 @@ claims = [
     claim("grpo_barely_clips_before_any_update", f"{head}: GRPO clipped tokens at k = 0, π_old = bf16 sampler",
           clip["grpo"]["clip/token_frac"], "<=", 0.01),
 ]
+trl_band = corr[corr["band"].str.startswith("TRL")]
+touched = float(trl_band[["masked_frac", "truncated_frac"]].max().max())
+takeaway([
+    f"On {head}, a bf16 sampler and the fp32 trainer disagree by {fmt(bf16['tok_mean'])} per token on average "
+    f"(99th percentile {fmt(bf16['tok_p99'])}); an fp32 sampler's floor is {fmt(fp32['tok_mean'])}.",
+    f"Per sequence the disagreement is smaller (p99 {fmt(bf16['seq_p99'])}), but GSPO's band is narrower still: with "
+    f"π_old from the sampler GSPO clips {fmt(clip['gspo']['clip/token_frac'])} of tokens before any update, GRPO "
+    f"{fmt(clip['grpo']['clip/token_frac'])}.",
+    f"Training on those log-probs (stored runs, 10 seeds): {confirm['pooled']}.",
+    f"The production alternative keeps π_old recomputed and weights each token by ρ = π_old / π_sampler; at TRL's "
+    f"default band no mode masks or truncates more than {fmt(touched)} of this batch's tokens.",
+], why="GSPO's ratio averages the engine's per-token rounding over the response, so the mismatch it sees is smaller, "
+       "but its band is narrower too: whether the paper's 'use the engine's likelihoods' pays off is the stored "
+       "experiment's verdict above, not an argument.", claims=claims)
+
+# %% [markdown]
+# ## Record results
+
+# %% jupyter={"source_hidden": true}
 numbers = {"stats": stats.to_dict(orient="index"), "first_update_clip": first, "train_verdict": str(train["verdict"])}
 results = record_results(results_path, "05_precision", claims, numbers, parameters=dict(checkpoints=checkpoints))

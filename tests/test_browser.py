@@ -884,6 +884,22 @@ def serving(folder: Path):
         thread.join(timeout=10)
 
 
+# a link to the glossary inside the page's own content (the sidebar's table of contents does not count)
+GLOSSARY_IN_ARTICLE_JS = (
+    "() => [...document.querySelectorAll('article a[href]')].some(a => a.href.split('#')[0].endsWith('glossary.html'))"
+)
+# the images of the page's content, each as a hash of its pixels' source bytes (data URL or fetched file)
+IMAGE_DIGESTS_JS = """async () => {
+  const digests = [];
+  for (const img of document.querySelectorAll('article img')) {
+    const bytes = await (await fetch(img.src)).arrayBuffer();
+    const hash = await crypto.subtle.digest('SHA-256', bytes);
+    digests.push([img.src.slice(-40), [...new Uint8Array(hash)].map(b => b.toString(16).padStart(2, '0')).join('')]);
+  }
+  return digests;
+}"""
+
+
 def crawl(page, base: str) -> tuple[list[str], set[str], list[str]]:
     """Open ``base``index.html and every page an internal link reaches; (pages, other internal files, problems)."""
     todo, pages, files, problems = [base + "index.html"], [], set(), []
@@ -899,6 +915,8 @@ def crawl(page, base: str) -> tuple[list[str], set[str], list[str]]:
         page.wait_for_load_state("networkidle", timeout=BOOK_PAGE_S * 1000)
         page.wait_for_function(MATH_RENDERED_JS, timeout=BOOK_PAGE_S * 1000)
         problems += [f"{url}: image not loaded: {src}" for src in page.evaluate(IMAGES_NOT_LOADED_JS)]
+        if not page.evaluate(GLOSSARY_IN_ARTICLE_JS) and not url.endswith("glossary.html"):
+            problems.append(f"{url}: no link to the glossary in the page itself")
         for link in page.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)"):
             link = link.split("#")[0]
             if not link.startswith(base) or link in pages:
@@ -927,17 +945,34 @@ def test_book_of_the_smoke_run_has_no_broken_link_image_or_external_request(brow
                 pages, files, problems = crawl(page, base)
                 statuses = {f: context.request.get(f).status for f in sorted(files)}
                 problems += [f"{f}: {status}" for f, status in statuses.items() if status >= 400]
-                for name, panels in PANELS.items():  # each panel: its stored frame, then the live-kernel note
+                for name, panels in PANELS.items():  # each panel: its figure once, then the live-kernel note
                     page.goto(f"{base}notebooks/{name}.html")
-                    framed = page.locator(".gspo-widget-note", has_text="the frame this run stored").count()
-                    if framed < len(panels):
-                        problems.append(f"{name}: {framed} widget frames with their note for {len(panels)} panels")
+                    noted = page.locator(".gspo-widget-note", has_text="live kernel").count()
+                    if noted < len(panels):
+                        problems.append(f"{name}: {noted} live-kernel notes for {len(panels)} panels")
+                    digests = [d for _, d in page.evaluate(IMAGE_DIGESTS_JS)]
+                    if len(set(digests)) < len(digests):
+                        problems.append(f"{name}: {len(digests) - len(set(digests))} figure(s) shown twice")
+                page.goto(f"{base}index.html")  # the book opens with the story, its figures and its links
+                story = page.locator("article").inner_text()
+                for text in ("the story in five minutes", "Does GRPO collapse where GSPO does not?", "glossary"):
+                    if text.lower() not in story.lower():
+                        problems.append(f"index.html: the story lacks {text!r}")
+                if page.locator("article img").count() < 4:
+                    problems.append("index.html: the story shows fewer than its four figures")
+                page.goto(f"{base}recipe.html")
+                recipe = page.locator("article").inner_text()
+                for text in ("importance_sampling_level", "max_grad_norm", "epsilon_high", "clip_ratio"):
+                    if text not in recipe:
+                        problems.append(f"recipe.html: no {text!r}")
     finally:
         context.close()
     errors = [f"{path}: {status}" for path, status in answers if status >= 400]
     found = {"problems": problems, "failed requests": failed, "other hosts": outside, "server errors": errors}
     assert not any(found.values()), found
-    expected = {f"{base}notebooks/{name}.html" for name in NOTEBOOKS} | {f"{base}findings.html", f"{base}numbers.html"}
+    expected = {f"{base}notebooks/{name}.html" for name in NOTEBOOKS} | {
+        f"{base}{page}.html" for page in ("findings", "numbers", "report", "glossary", "recipe")
+    }
     assert expected <= set(pages), sorted(expected - set(pages))
     print(
         f"[browser] book: built in {book.seconds:.1f} s, {len(pages)} pages and {len(files)} files checked, "

@@ -70,14 +70,16 @@ def plot_spikes(data: pd.DataFrame):
     from gspo_lab.plots import color
 
     groups = list(data.groupby(["model", "clip", "arm"], sort=False))
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    fig, ax = plt.subplots(figsize=(max(7.5, 0.75 * len(groups)), 4.0))
     for x, (_, g) in enumerate(groups):
         for i, row in enumerate(g.itertuples()):
             c = color(row.objective)
             face = c if row.collapsed else "none"
             ax.scatter(x + (i - (len(g) - 1) / 2) * 0.08, row.peak, s=28, edgecolors=c, facecolors=face, linewidths=1.2)
-    names = [f"{m}\n{a.replace(' + Routing Replay', ' + R2')}\nclip {c}" for (m, c, a), _ in groups]
-    ax.set_xticks(range(len(groups)), names, fontsize=6.5)
+    # one short line each: an arm's name wraps at " + " so neighbouring labels never run together
+    names = [f"{m}\n{a.replace(' + Routing Replay', ' + R2').replace(' + ', chr(10) + '+ ')}\nclip {c}"
+             for (m, c, a), _ in groups]  # fmt: skip
+    ax.set_xticks(range(len(groups)), names, fontsize=7)
     ax.set(yscale="log", ylabel="largest gradient norm of the run\n(before clipping)")
     ax.scatter([], [], color="grey", s=28, label="collapsed")
     ax.scatter([], [], facecolors="none", edgecolors="grey", s=28, label="did not collapse")

@@ -20,7 +20,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["Claim", "claim", "record_results", "load_results", "summarize"]
+__all__ = ["Claim", "claim", "fmt", "takeaway", "record_results", "load_results", "summarize"]
 
 _OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 
@@ -60,6 +60,34 @@ def _clean(x):
     if isinstance(x, float) and not math.isfinite(x):
         return None
     return x
+
+
+class Takeaway(str):
+    """A notebook's "What to take away" as Markdown text; Jupyter renders it (``_repr_markdown_``), print shows it."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+def takeaway(points: list[str], why: str, claims: list[Claim] = ()) -> Takeaway:
+    """The notebook's take-away rendered from this run: ``points`` (f-strings over its own numbers), each held claim
+    marked by its verdict, then one sentence on how the notebook answers *why is GSPO more stable?* (``why``)."""
+    if not points or not why.strip():
+        raise ValueError("takeaway needs at least one point and a non-empty `why`")
+    held = [f"{'held' if c.passed else 'FAILED'}: {c.statement}" for c in claims]
+    why = why.strip()[0].upper() + why.strip()[1:]
+    lines = [f"* {p}" for p in points]
+    if held:
+        lines.append(f"* Claims checked on this run — {'; '.join(held)}.")
+    return Takeaway("\n".join(lines) + f"\n\n**Why is GSPO more stable?** {why}\n")
+
+
+def fmt(x: float) -> str:
+    """A number as the book prints it: 3 significant digits (``0.00322``, ``105``, ``1.2e-07``)."""
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    return f"{x:.3g}" if x == 0 or 1e-3 <= abs(x) < 1e4 else f"{x:.2e}"
 
 
 def record_results(
