@@ -122,18 +122,25 @@ def plot_variance_vs_length(prefix: pd.DataFrame, title: str = "") -> Figure:
     return fig
 
 
-def plot_grad_weights(weights: dict, mask, title: str = "") -> Figure:
-    """Heatmaps (responses × tokens) of normalised per-token gradient weights, one panel per objective."""
+def plot_grad_weights(weights: dict, mask, title: str = "", adv=None) -> Figure:
+    """Heatmaps (responses × tokens) of normalised per-token gradient weights, one panel per objective.
+
+    With ``adv`` (B,), a response whose advantage is 0 — it has no gradient, so no weight to normalise — is drawn grey
+    like padding instead of taking the colour of a clipped token (weight 0)."""
     fig, axes = _fig(len(weights), width=4.8, height=3.8)
     m = np.asarray(mask, dtype=bool)
+    if adv is not None:
+        m = m & (np.asarray(adv, dtype=float) != 0)[:, None]
+    cmap = matplotlib.colormaps["coolwarm"].copy()
+    cmap.set_bad("0.85")
     for ax, (name, w) in zip(axes, weights.items(), strict=True):
         data = np.where(m, np.asarray(w, dtype=float), np.nan)
-        im = ax.imshow(data, aspect="auto", cmap="coolwarm", vmin=0.0, vmax=2.0, interpolation="nearest")
+        im = ax.imshow(data, aspect="auto", cmap=cmap, vmin=0.0, vmax=2.0, interpolation="nearest")
         sym = r"$s_i$" if name.startswith("gspo") else r"$w_{i,t}$"
         ax.set_title(f"{label(name)}: weight / ($\\hat A_i$/|y_i|) = {sym}", fontsize=9, color=color(name))
-        ax.set_xlabel("token t")
+        ax.set_xlabel("token t" + ("   (grey: padding, or Â_i = 0)" if adv is not None else ""))
         ax.set_ylabel("response i")
-        fig.colorbar(im, ax=ax, fraction=0.046)
+        fig.colorbar(im, ax=ax, fraction=0.046, label="0 = clipped")
     fig.suptitle(title)
     fig.tight_layout()
     return fig
@@ -160,18 +167,21 @@ def plot_gradient_variance(table: pd.DataFrame, title: str = "") -> Figure:
 
 
 def plot_clip_runs(histories: dict, title: str = "") -> Figure:
-    """Per objective: clipped-token fraction per update (log scale) and reward per rollout."""
+    """Per objective: clipped-token fraction per rollout (log scale; the mean over its off-policy updates k ≥ 1 — the
+    on-policy update k = 0 clips nothing by construction, and plotting it drew a sawtooth to the floor), reward per
+    rollout, and both clip units."""
     fig, axes = _fig(3, width=4.4)
     for name, h in histories.items():
         c = color(name)
-        axes[0].plot(h["update"], h["clip/token_frac"].clip(lower=1e-5), ".-", color=c, label=label(name))
+        off = h[h["update_in_rollout"] > 0].groupby("rollout")["clip/token_frac"].mean()
+        axes[0].plot(off.index, off.clip(lower=1e-5), "o-", color=c, label=label(name))
         per = h.groupby("rollout").first()
         axes[1].plot(per.index, per["reward/mean"], "o-", color=c, label=label(name))
         units = h[h["update_in_rollout"] > 0][["clip/token_frac", "clip/seq_frac"]].mean()
         axes[2].bar([f"{label(name)}\ntokens", f"{label(name)}\nsequences"], units.values, color=c, alpha=0.8)
     axes[0].set_yscale("log")
-    axes[0].set_xlabel("optimizer step")
-    axes[0].set_ylabel("clipped-token fraction")
+    axes[0].set_xlabel("rollout")
+    axes[0].set_ylabel("clipped-token fraction\n(mean of updates k >= 1)")
     axes[1].set_xlabel("rollout")
     axes[1].set_ylabel("mean reward")
     axes[2].set_yscale("log")
@@ -311,18 +321,20 @@ def plot_live(runs: dict, title: str = "") -> Figure:
 
 
 def plot_stability(table: pd.DataFrame) -> Figure:
-    """Heat maps over (lr, M): per grad-clip level (columns) and objective, the collapsed fraction and the late
-    held-out accuracy (rows). ``table``: one row per (clip, lr, minibatches, objective) with n, k, late_acc,
+    """Heat maps over (lr, M): one column per objective, and per grad-clip level two rows — the collapsed fraction and
+    the late held-out accuracy. ``table``: one row per (clip, lr, minibatches, objective) with n, k, late_acc,
     search_only (:func:`gspo_lab.findings.f2_search.stability_table`); a cell reads "k/n" (an "s" marks search seeds
-    only) and its accuracy."""
+    only) and its accuracy. Two columns, so the cells' text stays readable at a book page's width."""
     clips = sorted(set(table["clip"]), key=lambda c: c != "off")
     objectives = sorted(set(table["objective"]))
     lrs, ms = sorted(set(table["lr"])), sorted(set(table["minibatches"]))
-    fig = Figure(figsize=(3.3 * len(clips) * len(objectives), 6.0))
-    axes = fig.subplots(2, len(clips) * len(objectives), squeeze=False)
-    for j, (clip, objective) in enumerate((c, o) for c in clips for o in objectives):
-        part = table[(table["clip"] == clip) & (table["objective"] == objective)]
-        for i, (value, cmap, vmax) in enumerate((("rate", "Reds", 1.0), ("late_acc", "Blues", 0.7))):
+    panels = [(clip, value) for clip in clips for value in ("rate", "late_acc")]
+    fig = Figure(figsize=(4.6 * len(objectives), 2.5 * len(panels)))
+    axes = fig.subplots(len(panels), len(objectives), squeeze=False)
+    for j, objective in enumerate(objectives):
+        for i, (clip, value) in enumerate(panels):
+            part = table[(table["clip"] == clip) & (table["objective"] == objective)]
+            cmap, vmax = ("Reds", 1.0) if value == "rate" else ("Blues", 0.7)
             grid = np.full((len(ms), len(lrs)), np.nan)
             ax = axes[i][j]
             for row in part.itertuples():
@@ -330,15 +342,14 @@ def plot_stability(table: pd.DataFrame) -> Figure:
                 grid[y, x] = row.k / row.n if value == "rate" else row.late_acc
                 text = f"{row.k}/{row.n}{' s' if row.search_only else ''}" if value == "rate" else f"{row.late_acc:.2f}"
                 dark = grid[y, x] > 0.6 * vmax
-                ax.text(x, y, text, ha="center", va="center", fontsize=7, color="white" if dark else "black")
+                ax.text(x, y, text, ha="center", va="center", fontsize=10, color="white" if dark else "black")
             ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=vmax, origin="lower", aspect="auto")
-            ax.set_xticks(range(len(lrs)), [f"{lr:.2g}" for lr in lrs], fontsize=7)
-            ax.set_yticks(range(len(ms)), [str(m) for m in ms], fontsize=7)
+            ax.set_xticks(range(len(lrs)), [f"{lr:.2g}" for lr in lrs], fontsize=9)
+            ax.set_yticks(range(len(ms)), [str(m) for m in ms], fontsize=9)
             what = "collapsed runs" if value == "rate" else "late held-out accuracy"
-            ax.set_title(f"{label(objective)}, grad clip {clip}: {what}", fontsize=8)
-        axes[1][j].set_xlabel("learning rate")
-    axes[0][0].set_ylabel("minibatches M")
-    axes[1][0].set_ylabel("minibatches M")
+            ax.set_title(f"{label(objective)}, grad clip {clip}: {what}", fontsize=10)
+            ax.set_ylabel("minibatches M", fontsize=9)
+        axes[-1][j].set_xlabel("learning rate")
     fig.tight_layout()
     return fig
 

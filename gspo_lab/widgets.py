@@ -80,7 +80,7 @@ def grad_view(trace: OffPolicyTrace, length: int, k: int):
     probe = trace.probes[length]
     args = (probe.logp[k], probe.logp[0], probe.adv, probe.mask)
     weights = {name: token_grad_weights(name, *args) for name in ("grpo", "gspo")}
-    fig = plot_grad_weights(weights, probe.mask, title=f"L = {length}, after k = {k} update(s)")
+    fig = plot_grad_weights(weights, probe.mask, title=f"L = {length}, after k = {k} update(s)", adv=probe.adv)
     spread = {n: weight_profile(w, probe.adv, probe.mask)["within_response_std"].mean() for n, w in weights.items()}
     text = f"L={length} k={k}: within-response std of weights — GRPO {spread['grpo']:.4f}, GSPO {spread['gspo']:.4f}"
     return fig, text

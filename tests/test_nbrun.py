@@ -220,6 +220,8 @@ def test_static_notebook_replaces_views_follows_boxes_and_drops_state():
     assert len(first) == 3 and "live kernel" in first[2]["data"]["text/html"]
     assert len(second) == 1 and "live kernel" in second[0]["data"]["text/html"]  # no frame: the note alone
     assert [c["metadata"]["tags"] for c in static["cells"]] == [["hide-input"]] * 2  # every code cell's source
+    empty = static_notebook({"cells": [{"cell_type": "code", "metadata": {}, "outputs": []}]})
+    assert empty["cells"][0]["metadata"]["tags"] == ["remove-cell"]  # nothing to show: no empty toggle
 
     # a frame equal to a figure the page already shows (its plain-function twin's) is not repeated
     twin = {"output_type": "display_data", "data": {"image/png": png, "text/plain": "<Figure>"}}

@@ -136,8 +136,8 @@ def compute() -> tuple[dict, dict]:
         figures.update(figs)
     context["story"], context["glance"] = headline.story(context), headline.glance(context)
     context["recipe"] = headline.recipe(context)
-    keys = ("n", "title", "claim", "number", "verdict", "sure", "rules")
-    context["glance_rows"] = [[row[k] for k in keys] for row in context["glance"]]
+    keys = ("claim", "number", "verdict", "sure")
+    context["glance_rows"] = [[f"**{r['n']}. {r['title']}**", *(r[k] for k in keys)] for r in context["glance"]]
     return context, figures
 
 

@@ -12,7 +12,8 @@ outputs of Output widgets included, so the figure a panel drew when the run exec
     any other view                          -> the note alone
 
 ``static_notebook(nb)`` applies that to every code cell, collapses every code cell's source (myst-nb's
-``hide-input``: the page reads as narrative and figures, the code one click away) and drops the widget state.
+``hide-input``: the page reads as narrative and figures, the code one click away; a cell without output — imports,
+parameters — is left out of the page, ``remove-cell``) and drops the widget state.
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ def static_outputs(output: dict, state: dict, shown: set[str] | None = None) -> 
 
 def static_notebook(nb: dict) -> dict:
     """The executed notebook ``nb`` (nbformat 4 JSON) with every widget view replaced, each figure shown once, every
-    code cell's source collapsed (myst-nb's ``hide-input`` tag) and the widget state dropped."""
+    code cell's source collapsed (myst-nb's ``hide-input`` tag; ``remove-cell`` when it has no output) and the widget
+    state dropped."""
     nb = json.loads(json.dumps(nb))  # a deep copy
     state = nb.get("metadata", {}).pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     shown: set[str] = set()
@@ -105,6 +107,7 @@ def static_notebook(nb: dict) -> dict:
             continue
         cell["outputs"] = [new for out in cell.get("outputs", []) for new in static_outputs(out, state, shown)]
         tags = cell.setdefault("metadata", {}).setdefault("tags", [])
-        if "hide-input" not in tags:
-            tags.append("hide-input")
+        tag = "hide-input" if cell["outputs"] else "remove-cell"  # a cell that shows nothing leaves no empty toggle
+        if tag not in tags:
+            tags.append(tag)
     return nb

@@ -71,7 +71,10 @@ def _claim_row(notebook: str, c: dict) -> list[str]:
 
 
 def with_nav(text: str, up: str = "") -> str:
-    """``text`` (a Markdown page) with :data:`NAV` after its first heading line."""
+    """``text`` (a Markdown page) with :data:`NAV` after its first heading line, unless its opening already links
+    the glossary (the findings page does)."""
+    if "glossary.md)" in text[:1500]:
+        return text
     lines = text.split("\n")
     at = next((i + 1 for i, line in enumerate(lines) if line.startswith("# ")), 0)
     return "\n".join(lines[:at] + ["", NAV.format(up=up), ""] + lines[at:])
