@@ -85,6 +85,14 @@ def story(ctx: dict) -> dict:
         ],
         "successors": successor_groups(ctx["f11"]["verdicts"]),
         "production": successor_groups(ctx["f11"]["production"]["verdicts"]),
+        "confirm": [
+            {
+                "objective": _NAMES.get(v["objective"], v["objective"]),
+                "label": v["verdict"].label.split(" (")[0],
+                "sure": v["sure"],
+            }
+            for v in ctx["f11"]["confirm"]["verdicts"]
+        ],  # fmt: skip
     }
 
 
