@@ -261,8 +261,9 @@ def plot_mismatch(samples: dict[str, dict[str, np.ndarray]], bands: dict[str, fl
     """|Δ| = |log π_sampler − log π_train| per token and per sequence (length-normalised), one curve per engine.
 
     ``samples``: ``{label: {"token": |Δ| per valid token, "sequence": |mean_t Δ| per response}}`` (numpy arrays);
-    ``bands``: ``{"token": …, "sequence": …}``, the log-space half-width of the clip band drawn on each panel
-    (GRPO's on tokens, GSPO's on sequences). Empirical survival curves (share of values above x) on log axes.
+    ``bands``: ``{"token": ε_high, "sequence": ε_high}``, the clip band's upper ε drawn on each panel (GRPO's on
+    tokens, GSPO's on sequences) at its log-space edge log(1 + ε) — 0.239 for GRPO's 0.27, not 0.27. Empirical
+    survival curves (share of values above x) on log axes.
     """
     fig, axes = _fig(ncols=2, width=4.6)
     for ax, unit in zip(axes, ("token", "sequence"), strict=True):
@@ -271,7 +272,8 @@ def plot_mismatch(samples: dict[str, dict[str, np.ndarray]], bands: dict[str, fl
             share = 1.0 - np.arange(len(x)) / len(x)
             ax.step(x, share, where="post", color=f"C{i}", label=name)
         owner = "GRPO" if unit == "token" else "GSPO"
-        ax.axvline(bands[unit], color="grey", ls=":", label=f"{owner}'s clip band edge ({bands[unit]:.2g})")
+        edge = float(np.log1p(bands[unit]))
+        ax.axvline(edge, color="grey", ls=":", label=f"{owner}'s band edge: log(1 + {bands[unit]:.2g}) = {edge:.3g}")
         what = "|mean_t Δ| per response" if unit == "sequence" else "|Δ| per token"
         ax.set(xscale="log", yscale="log", xlabel=f"{what} (an exact 0 drawn at 1e-12)", ylabel="share above")
         ax.legend(frameon=False, fontsize=7)

@@ -224,7 +224,7 @@ def precision_view(cfg, precision: str, temperature: float, _cache: dict | None 
         if _cache is not None:
             _cache[key] = value
     samples, stats, clip = _cache[key] if _cache is not None else value
-    bands = {"token": math.log1p(OBJECTIVES["grpo"].clip.high), "sequence": math.log1p(OBJECTIVES["gspo"].clip.high)}
+    bands = {"token": OBJECTIVES["grpo"].clip.high, "sequence": OBJECTIVES["gspo"].clip.high}  # edges at log(1 + ε)
     fig = plot_mismatch({f"{precision} sampler, τ = {temperature:g}": samples}, bands, title=cfg.checkpoint)
     text = (
         f"{precision} τ={temperature:g}: |Δ| per token mean {stats['tok_mean']:.2e}, p99 {stats['tok_p99']:.2e}; "

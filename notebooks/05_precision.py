@@ -64,7 +64,7 @@ display(stats[["tok_mean", "tok_p99", "tok_max", "seq_mean", "seq_p99", "seqsum_
                "seq_outside_gspo", "gspo_eps_needed_p99"]])
 
 # %%
-bands = {"token": GRPO_CLIP.high, "sequence": GSPO_CLIP.high}  # log(1 + ε) ≈ ε at these sizes
+bands = {"token": GRPO_CLIP.high, "sequence": GSPO_CLIP.high}  # ε_high; the plot draws each edge at log(1 + ε)
 for ck in checkpoints:
     display(plot_mismatch({f"{p} sampler": mismatch_samples(mismatch[(ck, p)]) for p in ("fp32", "bf16")}, bands,
                           title=f"{ck}: share of tokens / responses whose |Δ| exceeds x"))
