@@ -20,6 +20,7 @@ import gspo_lab.findings.f2_late as f2late
 import gspo_lab.findings.f2_mechanism as f2e
 import gspo_lab.findings.f2_remeasure as f2f
 import gspo_lab.findings.f2_search as f2s
+import gspo_lab.findings.f2_ten as f2t
 import gspo_lab.findings.f3_volatility as f3
 import gspo_lab.findings.f4_replay as f4
 import gspo_lab.findings.f5_precision as f5
@@ -396,6 +397,12 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("across 0 against GRPO, below GSPO", lambda: f11.position_verdict(MIXED, DOWN, f11.POSITION_B), "grpo_like"),
         ("below GRPO, across 0 against GSPO", lambda: f11.position_verdict(DOWN, MIXED, f11.POSITION_B), "below_grpo"),
         ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED, f11.POSITION_B), "unresolved"),
+    ],
+    "f2t.ten": [
+        ("GRPO 8/10, GSPO 1/10", lambda: f2t.ten_verdict(8, 10, 1, 10), "separates"),
+        ("GRPO 2/10, GSPO 0/10", lambda: f2t.ten_verdict(2, 10, 0, 10), "neither"),
+        ("GRPO 9/10, GSPO 8/10", lambda: f2t.ten_verdict(9, 10, 8, 10), "both"),
+        ("GRPO 7/10, GSPO 0/10", lambda: f2t.ten_verdict(7, 10, 0, 10), "unclear"),
     ],
     "f11d.confirm": [
         (

@@ -25,6 +25,7 @@ import gspo_lab.findings.f2_mechanism as f2_mechanism
 import gspo_lab.findings.f2_remeasure as f2_remeasure
 import gspo_lab.findings.f2_search as f2_search
 import gspo_lab.findings.f2_spikes as f2_spikes
+import gspo_lab.findings.f2_ten as f2_ten
 import gspo_lab.findings.f3_volatility as f3_volatility
 import gspo_lab.findings.f4_replay as f4_replay
 import gspo_lab.findings.f5_precision as f5_precision
@@ -69,6 +70,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f2e": f2_mechanism.section,
     "f2f": f2_remeasure.section,
     "f2late": lambda: (f2_late.context(), {}),
+    "f2t": f2_ten.section,
     "f3": f3_volatility.section,
     "f4": f4_replay.section,
     "f5": f5_precision.section,
