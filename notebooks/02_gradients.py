@@ -120,7 +120,7 @@ claims = [
     claim("grpo_unequal_weights", "GRPO within-response std of token weights", grpo_spread, ">", 1e-4),
 ]
 takeaway([
-    f"Off-policy, GRPO weights each token of a response by its own w_{{i,t}}: the weights within one response spread "
+    f"Off-policy, GRPO weights each token of a response by its own $w_{{i,t}}$: the weights within one response spread "
     f"by {fmt(grpo_spread)} (std), where GSPO's are equal by construction "
     f"({fmt(profiles['gspo']['within_response_std'].max())}).",
     f"At update k = {updates} GRPO's minibatch gradient is {fmt(stale['noise_ratio'])}× as noisy as GSPO's relative "
