@@ -50,8 +50,26 @@ def successor_groups(verdicts: list[dict]) -> list[dict]:
     return list(groups.values())
 
 
+def _short(x: float) -> str:
+    """A configured constant as a person writes it: 5e-5, 1e-4, 3e-4, 0.2, 1."""
+    return f"{x:.0e}".replace("e-0", "e-") if abs(x) < 0.01 else f"{x:g}"
+
+
+def _setting(name: str) -> dict:
+    """A spec's regime as the story states it: M, lr, grad-norm cap and seeds per arm, read from the spec itself."""
+    from gspo_lab.findings.fmt import clip_label
+    from gspo_lab.findings.tables import spec
+
+    s = spec(name)
+    return {"m": s.base["minibatches"], "lr": _short(s.base["lr"]), "clip": clip_label(s.base.get("grad_clip")),
+            "seeds": len(s.confirm_seeds)}  # fmt: skip
+
+
 def story(ctx: dict) -> dict:
     """The story page's headline results, each with the numbers and verdict its section computed."""
+    from gspo_lab.findings.tables import F2
+    from gspo_lab.objectives import GSPO_CLIP
+
     f2 = _by(ctx["f2"]["verdicts"], "clip")
     collapse = {f"{c['model']} {c['objective']}": f"{c['k']}/{c['n']}" for c in ctx["f8"]["collapse"]}
     dose = [
@@ -61,6 +79,9 @@ def story(ctx: dict) -> dict:
     ]
     f4 = _by(ctx["f4"]["verdicts"], "clip")
     return {
+        "regime": _setting(F2["moe"]),
+        "production_regime": _setting(F2["candidate"]),
+        "gspo_band": {"low": _short(GSPO_CLIP.low), "high": _short(GSPO_CLIP.high)},
         "collapse": {
             "verdict": f2["off"]["verdict"],
             "counts": collapse,
