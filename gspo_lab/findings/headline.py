@@ -87,6 +87,7 @@ def story(ctx: dict) -> dict:
             "counts": collapse,
             "late_moe": _late_diff(ctx, "MoE", "no grad clip"),
             "capped": f2["1"]["verdict"],
+            "ten": ctx["f2t"]["verdicts"],
         },
         "dose": dose,
         "size": {"two": ctx["f10"]["two_verdicts"], "accounts": ctx["f10"]["accounts"]},
@@ -130,7 +131,9 @@ def _row(n: str, title: str, claim: str, number: str, verdict, *by, sure: str = 
 def glance(ctx: dict) -> list[dict]:
     """One row per finding for the findings page's "At a glance" table: the paper's claim, the toy's number, the
     verdict and how sure, at most ~40 words a row; rule ids go to the table's last column."""
-    f1, f2, f10 = ctx["f1"], _by(ctx["f2"]["verdicts"], "clip"), ctx["f10"]
+    f1, f2, f10, ten = ctx["f1"], _by(ctx["f2"]["verdicts"], "clip"), ctx["f10"], ctx["f2t"]["verdicts"]
+    fragile_ten = [v["model"] for v in ten if v["sure"] == "fragile"]
+    ten_note = [f"count fragile at 10 seeds ({', '.join(fragile_ten)})"] if fragile_ten else []
     c = {f"{x['model']} {x['objective']}": f"{x['k']}/{x['n']}" for x in ctx["f8"]["collapse"]}
     dose = "; ".join(f"{d['model']} {d['points'][0]['late']} → {d['points'][-1]['late']}" for d in f10["dose"])
     f6 = _by(ctx["f6"]["per_length"], "L")
@@ -156,11 +159,15 @@ def glance(ctx: dict) -> list[dict]:
             "2",
             "Collapse",
             "GRPO can collapse irreversibly; GSPO trains stably",
-            f"no grad-norm cap: GRPO {c.get('MoE GRPO')} collapsed, GSPO {c.get('MoE GSPO')} (MoE); "
+            "no grad-norm cap, 10 seeds: "
+            + "; ".join(f"{v['model']} GRPO {v['grpo']}, GSPO {v['gspo']} collapsed" for v in ten)
+            + f"; GSPO − GRPO accuracy {ten[0]['diff'] if ten else 'pending'} (MoE); "
             f"cap 1.0: GRPO {f2['1']['grpo']}, GSPO {f2['1']['gspo']}",
             f"{f2['off']['verdict'].label} without a cap; {f2['1']['verdict'].label} with one",
             f2["off"]["verdict"],
             f2["1"]["verdict"],
+            *(v["verdict"] for v in ten),
+            sure="; ".join(["declared", *ten_note]),
         ),
         _row(
             "2b",
