@@ -28,6 +28,7 @@ import gspo_lab.findings.f6_variance as f6
 import gspo_lab.findings.f7_token_adv as f7
 import gspo_lab.findings.f8_dense as f8
 import gspo_lab.findings.f9_precursors as f9
+import gspo_lab.findings.f10_ten as f10t
 import gspo_lab.findings.f10_why as f10
 import gspo_lab.findings.f11_corrections as f11c
 import gspo_lab.findings.f11_successors as f11
@@ -84,8 +85,12 @@ def _noise(ratio_by_len: dict[int, list[float]]) -> pd.DataFrame:
 
 def _two(norm_grpo_dir, norm_gspo_dir, dir_gspo_norm, dir_grpo_norm):
     """f10.two_by_two on the four effects' per-seed differences, in the order of f10_why.EFFECTS."""
-    diffs = (norm_grpo_dir, norm_gspo_dir, dir_gspo_norm, dir_grpo_norm)
-    return f10.two_by_two_verdict(dict(zip(f10.EFFECTS, diffs, strict=True)))
+    return f10.two_by_two_verdict(_effects(norm_grpo_dir, norm_gspo_dir, dir_gspo_norm, dir_grpo_norm))
+
+
+def _effects(*diffs):
+    """The four effects' per-seed differences keyed as f10_why.EFFECTS, in its order."""
+    return dict(zip(f10.EFFECTS, diffs, strict=True))
 
 
 def _account(two: str, skip: str, relative: str):
@@ -397,6 +402,18 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("across 0 against GRPO, below GSPO", lambda: f11.position_verdict(MIXED, DOWN, f11.POSITION_B), "grpo_like"),
         ("below GRPO, across 0 against GSPO", lambda: f11.position_verdict(DOWN, MIXED, f11.POSITION_B), "below_grpo"),
         ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED, f11.POSITION_B), "unresolved"),
+    ],
+    "f10t.two_by_two": [
+        ("norm effects up, direction across 0", lambda: f10t.ten_verdict(_effects(UP, UP, MIXED, MIXED)), "size"),
+        ("direction effects up, norm across 0", lambda: f10t.ten_verdict(_effects(MIXED, MIXED, UP, UP)), "content"),
+        ("all four up", lambda: f10t.ten_verdict(_effects(UP, UP, UP, UP)), "both"),
+        ("none up", lambda: f10t.ten_verdict(_effects(MIXED, DOWN, MIXED, MIXED)), "neither"),
+        ("one norm effect up only", lambda: f10t.ten_verdict(_effects(UP, MIXED, MIXED, MIXED)), "mixed"),
+        (
+            "t interval across 0 where the bootstrap's is above",
+            lambda: f10t.ten_verdict(_effects(UP, EDGE, MIXED, MIXED)),
+            "mixed",
+        ),
     ],
     "f2t.ten": [
         ("GRPO 8/10, GSPO 1/10", lambda: f2t.ten_verdict(8, 10, 1, 10), "separates"),

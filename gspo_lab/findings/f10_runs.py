@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+import gspo_lab.findings.f10_ten as f10_ten
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import paired_diff
 from gspo_lab.experiments.store import load_result, result_path
@@ -236,7 +237,8 @@ def section() -> tuple[dict, dict]:
     shrink_rows, shrink_cmp, shrink_verdicts = _shrink_skip(table)
     dose, classes, duals, dose_data = _onset(table)
     ctx = {
-        "progress": [progress(spec(name)) for name in SPECS.values()],
+        "progress": [progress(spec(name)) for name in SPECS.values() if name != SPECS["ten"]],
+        "ten": f10_ten.section(table),
         "two_rows": two_rows,
         "effects": effect_rows,
         "two_verdicts": two_verdicts,

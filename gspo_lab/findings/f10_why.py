@@ -64,6 +64,7 @@ SPECS = {
     "shrink": "f10_shrink_skip",
     "onset": "f10_onset_dual",
     "confirm": "f10c_relative_confirm",
+    "ten": "f10t_two_by_two_ten",
 }
 _SIGN = {1: "higher", -1: "lower", 0: "none"}
 
@@ -219,20 +220,22 @@ def rel_gspo_verdict(diff: pd.Series) -> Verdict:
     return REL_GSPO.verdict("confirmed" if interval_sign(diff) > 0 else "not")
 
 
-def effects(runs: pd.DataFrame) -> dict[str, pd.Series]:
-    """The 2×2's four effects (:data:`EFFECTS`) on one model's runs (columns arm_id in A-D, seed, late_acc)."""
-    return {name: paired_diff(runs, arm, base, "late_acc") for name, (arm, base) in EFFECTS.items()}
+def effects(runs: pd.DataFrame, column: str = "late_acc") -> dict[str, pd.Series]:
+    """The 2×2's four effects (:data:`EFFECTS`) on one model's runs (columns arm_id in A-D, seed, ``column``)."""
+    return {name: paired_diff(runs, arm, base, column) for name, (arm, base) in EFFECTS.items()}
 
 
-def two_by_two_verdict(diffs: dict[str, pd.Series]) -> Verdict:
+def two_by_two_verdict(diffs: dict[str, pd.Series], rule: Rule | None = None, sign=None) -> Verdict:
     """``f10.two_by_two`` from the four effects' per-seed differences (keys of :data:`EFFECTS`): *size* when both norm
     effects are higher and neither direction effect is; *content* the other way round; *both* when all four are
-    higher; *neither* when none is; else *mixed*."""
+    higher; *neither* when none is; else *mixed*. ``rule`` / ``sign``: another rule with the same outcomes and its
+    interval (``f10t.two_by_two``: Student-t over ten seeds); default this rule's percentile bootstrap."""
+    rule, sign = rule or TWO_BY_TWO, sign or interval_sign
     if set(diffs) != set(EFFECTS):
         raise ValueError(f"diffs must hold the effects {sorted(EFFECTS)}, got {sorted(diffs)}")
     if any(len(d) < 2 for d in diffs.values()):
-        return TWO_BY_TWO.verdict(PENDING)
-    higher = {name: interval_sign(d) > 0 for name, d in diffs.items()}
+        return rule.verdict(PENDING)
+    higher = {name: sign(d) > 0 for name, d in diffs.items()}
     norm = [v for k, v in higher.items() if k.startswith("norm")]
     direction = [v for k, v in higher.items() if k.startswith("direction")]
     if all(norm) and all(direction):
@@ -245,7 +248,7 @@ def two_by_two_verdict(diffs: dict[str, pd.Series]) -> Verdict:
         outcome = "neither"
     else:
         outcome = "mixed"
-    return TWO_BY_TWO.verdict(outcome)
+    return rule.verdict(outcome)
 
 
 def account_verdict(two_by_two: Verdict, skip_shrink: Verdict, relative: Verdict) -> Verdict:
