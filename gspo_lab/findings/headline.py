@@ -159,10 +159,10 @@ def glance(ctx: dict) -> list[dict]:
             "2",
             "Collapse",
             "GRPO can collapse irreversibly; GSPO trains stably",
-            "no grad-norm cap, 10 seeds: "
-            + "; ".join(f"{v['model']} GRPO {v['grpo']}, GSPO {v['gspo']} collapsed" for v in ten)
-            + f"; GSPO − GRPO accuracy {ten[0]['diff'] if ten else 'pending'} (MoE); "
-            f"cap 1.0: GRPO {f2['1']['grpo']}, GSPO {f2['1']['gspo']}",
+            f"no cap, 10 seeds, {' / '.join(v['model'] for v in ten)}: collapsed GRPO "
+            f"{' / '.join(v['grpo'] for v in ten)}, GSPO {' / '.join(v['gspo'] for v in ten)}; accuracy gap "
+            f"{ten[0]['diff'].split(' (')[0] if ten else 'pending'} (MoE). Cap 1: GRPO {f2['1']['grpo']}, "
+            f"GSPO {f2['1']['gspo']}",
             f"{f2['off']['verdict'].label} without a cap; {f2['1']['verdict'].label} with one",
             f2["off"]["verdict"],
             f2["1"]["verdict"],
