@@ -61,7 +61,7 @@ def _off(value) -> bool:
 
 
 def _arm_id(row) -> str:
-    if row["source"] == SPECS["two"]:
+    if row["source"] in (SPECS["two"], SPECS["ten"]):  # the 2×2, and its fresh seeds
         return {(True, "grpo"): "A", (True, "gspo"): "B", (False, "grpo"): "C", (False, "gspo"): "D"}[
             (_off(row["norm_of"]), row["objective"])
         ]

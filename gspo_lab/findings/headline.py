@@ -90,7 +90,11 @@ def story(ctx: dict) -> dict:
             "ten": ctx["f2t"]["verdicts"],
         },
         "dose": dose,
-        "size": {"two": ctx["f10"]["two_verdicts"], "accounts": ctx["f10"]["accounts"]},
+        "size": {
+            "two": ctx["f10"]["two_verdicts"],
+            "accounts": ctx["f10"]["accounts"],
+            "ten": ctx["f10"]["ten"]["verdicts"],
+        },
         "clipping": {
             "grpo": ctx["f1"]["absolute"]["grpo"],
             "gspo": ctx["f1"]["absolute"]["gspo"],
