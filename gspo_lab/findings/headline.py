@@ -147,6 +147,7 @@ def glance(ctx: dict) -> list[dict]:
     f9 = ctx["f9"]
     succ = successor_groups(ctx["f11"]["verdicts"])
     two = "; ".join(f"{v['model']}: {v['verdict'].label.split(':')[0]}" for v in f10["two_verdicts"])
+    ten2 = "; ".join(f"{v['model']} {v['verdict'].label.split(':')[0]} ({v['sure']})" for v in f10["ten"]["verdicts"])
     fragile = [o for g in succ for o in g["fragile"]]
     return [
         _row(
@@ -240,9 +241,9 @@ def glance(ctx: dict) -> list[dict]:
             "10",
             "Why: size or content (beyond)",
             "the noise of token weights destabilises GRPO (§3)",
-            f"norm × direction 2×2: {two}",
+            f"norm × direction 2×2, 5 seeds: {two}; 10 seeds: {ten2 or 'pending'}",
             "; ".join(f"{a['model']}: {a['verdict'].label.split(':')[0]}" for a in f10["accounts"]),
-            *(v["verdict"] for v in f10["two_verdicts"] + f10["accounts"]),
+            *(v["verdict"] for v in f10["two_verdicts"] + f10["accounts"] + f10["ten"]["verdicts"]),
         ),
         _row(
             "11",
