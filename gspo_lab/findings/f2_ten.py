@@ -106,15 +106,17 @@ def runs() -> pd.DataFrame:
     return table.assign(order=order).sort_values(["order", "seed"], kind="stable").drop(columns="order")
 
 
+def _counts(runs: pd.DataFrame) -> dict[str, str]:
+    """Collapsed runs per objective as "k/n"."""
+    return {o: f"{int(g['collapsed'].sum())}/{len(g)}" for o, g in runs.groupby("objective")}
+
+
 def section() -> tuple[dict, dict]:
     table = runs()
     rows, verdicts = [], []
     for model, m in table.groupby("model", sort=False):
         verdict, flips = robust_ten(m)
-        fresh = m[m["source"] == SPEC]
-        count = {o: f"{int(g['collapsed'].sum())}/{len(g)}" for o, g in m.groupby("objective")}
-        first = {o: f"{int(g['collapsed'].sum())}/{len(g)}" for o, g in m[m["source"] != SPEC].groupby("objective")}
-        again = {o: f"{int(g['collapsed'].sum())}/{len(g)}" for o, g in fresh.groupby("objective")}
+        count, first, again = (_counts(part) for part in (m, m[m["source"] != SPEC], m[m["source"] == SPEC]))
         diff = t_cell(paired_diff(m, "gspo", "grpo", "late_acc"))
         sure = "fragile: " + "; ".join(flips) if flips else "robust"
         counts = [f"{first.get(o, '—')} → {again.get(o, '—')} = {count.get(o, '—')}" for o in ("grpo", "gspo")]
