@@ -939,7 +939,10 @@ def test_book_of_the_smoke_run_has_no_broken_link_image_or_external_request(brow
         with serving(book.index.parent) as (base, answers):
             page = context.new_page()
             failed, outside = [], []  # about:blank is MathJax's font probe, never a request to a host
-            page.on("requestfailed", lambda r: r.url.startswith(base) and failed.append(f"{r.url}: {r.failure}"))
+            # ERR_ABORTED: the test navigated on while MathJax still fetched a font (the story page has math); a file
+            # that is really missing shows as a 404 in the server's answers below
+            page.on("requestfailed", lambda r: r.url.startswith(base) and "ERR_ABORTED" not in str(r.failure)
+                    and failed.append(f"{r.url}: {r.failure}"))  # fmt: skip
             page.on("request", lambda r: r.url.startswith((base, "about:", "data:")) or outside.append(r.url))
             with screenshot_on_failure(page, "book"):
                 pages, files, problems = crawl(page, base)
