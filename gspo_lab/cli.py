@@ -117,6 +117,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_sweep.add_argument("--workers", type=int, default=None, help="worker processes (default: the CPU count)")
     p_sweep.add_argument("--merge", action="store_true", help="only merge finished cells into data/results/<name>.csv")
+    p_sweep.add_argument(
+        "--ray",
+        nargs="?",
+        const="auto",
+        default=None,
+        metavar="ADDRESS",
+        help="run the cells as tasks on the Ray cluster at ADDRESS (HOST:PORT; default: the one on this machine); "
+        "needs the cluster extra",
+    )
     p_prov = sub.add_parser(
         "provenance", help="which stored cells ran at a commit that held their spec (data/results/provenance.json)"
     )
@@ -202,6 +211,8 @@ def _sweep(args: argparse.Namespace, command: str) -> None:
 
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"workers must be >= 1, got {args.workers}")
+    if args.ray is not None and (args.core or args.merge or args.workers is not None):
+        raise ValueError("--ray runs the named specs on a cluster: not with --core, --merge or --workers")
     named = [load_spec(p) for p in args.specs]
     if not named and not args.core:
         raise ValueError("specs: name at least one spec file, or pass --core")
@@ -214,6 +225,10 @@ def _sweep(args: argparse.Namespace, command: str) -> None:
     for spec in todo:  # a spec named on the command line runs whole (the core set ran above)
         if args.merge:
             table = merge(spec)
+        elif args.ray is not None:
+            from gspo_lab.experiments.cluster import run_sweep_ray
+
+            table = run_sweep_ray(spec, address=args.ray, seeds=seeds, command=command)
         else:
             table = run_sweep(spec, seeds=seeds, workers=args.workers, command=command)
         print(f"{spec.name}: {len(table)} finished cells -> data/results/{spec.name}.csv")

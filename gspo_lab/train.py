@@ -4,13 +4,14 @@
     table = train(cfg, run_dir, resume=True)      # continue the run saved in run_dir (an error if there is none)
     table = train(cfg, run_dir, resume="auto")    # resume if a state is saved there, else start (sweeps)
 
-A run folder (``runs/...``) holds ``config.json``, ``metrics.csv`` (a row per optimizer step), ``eval.csv`` (a row
-per held-out evaluation, when ``cfg.eval_every > 0``) and ``state-NNNNN/`` — the model (safetensors), the optimizer,
-schedule and generator states (``torch.save``, read back with ``weights_only=True``), the metric and evaluation
-rows, the step counters — plus ``LATEST`` naming the newest complete state. A state is written to a temporary
-folder and renamed into place, and ``LATEST`` is replaced atomically afterwards, so a run killed at any moment
-resumes from its last complete RL step. The run owns this state; :mod:`gspo_lab.checkpoints` only reads the
-shipped cold starts.
+A run folder (``runs/...``) holds ``config.json``, ``history.jsonl`` (a row per optimizer step, appended as the run
+goes), ``eval.jsonl`` (a row per held-out evaluation, when ``cfg.eval_every > 0``), the same rows as ``metrics.csv``
+and ``eval.csv`` once the run ends (or stops on an error), and ``state-NNNNN/`` — the model (safetensors), the
+optimizer, schedule and generator states (``torch.save``, read back with ``weights_only=True``), the step counters and
+how many rows of each JSON-lines file belong to it — plus ``LATEST`` naming the newest complete state. A state is
+written to a temporary folder and renamed into place, and ``LATEST`` is replaced atomically afterwards, so a run
+killed at any moment resumes from its last complete RL step. The run owns this state; :mod:`gspo_lab.checkpoints`
+only reads the shipped cold starts.
 
 Held-out evaluation (``cfg.eval_every = N > 0``): before the first rollout, after every N rollouts and after the last,
 exact-match accuracy on the first ``cfg.eval_prompts`` prompts of the eval split at the training length, sampled at
@@ -35,7 +36,16 @@ from gspo_lab.config import TrainConfig
 from gspo_lab.evaluate import evaluate
 from gspo_lab.step import TrainState, init_state, train_step
 
-__all__ = ["train", "evaluate_state", "write_config", "save_state", "load_state", "load_run_config", "load_run_policy"]
+__all__ = [
+    "train",
+    "evaluate_state",
+    "write_config",
+    "save_state",
+    "write_tables",
+    "load_state",
+    "load_run_config",
+    "load_run_policy",
+]
 
 _GENERATORS = ("prompt_gen", "sample_gen", "shuffle_gen", "eval_gen")
 
@@ -73,7 +83,13 @@ def write_config(cfg: TrainConfig, run_dir: str | Path, *, resume: bool) -> None
 
 
 def save_state(state, run_dir: str | Path) -> Path:
-    """Save everything :func:`load_state` needs, atomically; keep only the newest state folder."""
+    """Save everything :func:`load_state` needs, atomically; keep only the newest state folder.
+
+    The metric and evaluation rows go to ``history.jsonl`` / ``eval.jsonl`` in the run folder, append-only: each save
+    writes only the rows added since the last one (rewriting them all made a save O(rows) and a run O(rows²): ~0.3 s
+    per save by the end of an 80-rollout, 16-minibatch cell). The state's ``meta.json`` records how many rows and bytes
+    of each file belong to it; a save first cuts the file back to what the newest complete state recorded, so rows
+    appended by a save that was killed before its state was renamed into place are dropped."""
     run_dir = Path(run_dir)
     final = run_dir / f"state-{state.rollout_index:05d}"
     tmp = run_dir / (final.name + ".tmp")
@@ -88,24 +104,49 @@ def save_state(state, run_dir: str | Path) -> Path:
         },
         tmp / "trainer.pt",
     )
-    meta = {
-        "rollout_index": state.rollout_index,
-        "update_index": state.update_index,
-        "history": state.history,
-        "eval_history": state.eval_history,
-    }
+    before = json.loads((_latest(run_dir) / "meta.json").read_text()).get("rows", {}) if _has_state(run_dir) else {}
+    rows = {attr: _append_rows(run_dir / name, getattr(state, attr), before.get(attr)) for attr, name in _ROW_FILES}
+    meta = {"rollout_index": state.rollout_index, "update_index": state.update_index, "rows": rows}
     (tmp / "meta.json").write_text(json.dumps(meta))
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
     _atomic_write(run_dir / "LATEST", final.name)
-    for name, rows in (("metrics.csv", state.history), ("eval.csv", state.eval_history)):
-        if rows:
-            pd.DataFrame(rows).to_csv(run_dir / f"{name}.tmp", index=False)
-            os.replace(run_dir / f"{name}.tmp", run_dir / name)
     for old in run_dir.glob("state-*"):
         if old != final:
             shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+_ROW_FILES = (("history", "history.jsonl"), ("eval_history", "eval.jsonl"))
+
+
+def _append_rows(path: Path, rows: list[dict], before: dict | None) -> dict:
+    """Cut ``path`` back to ``before["bytes"]`` (0 when no state has recorded it), append ``rows[before["rows"]:]``
+    as JSON lines; returns the new ``{"rows", "bytes"}``."""
+    before = before or {"rows": 0, "bytes": 0}
+    with open(path, "a+b") as f:
+        f.truncate(before["bytes"])
+        f.seek(0, os.SEEK_END)
+        f.write("".join(json.dumps(row) + "\n" for row in rows[before["rows"] :]).encode())
+        size = f.tell()
+    return {"rows": len(rows), "bytes": size}
+
+
+def _read_rows(path: Path, recorded: dict) -> list[dict]:
+    """The first ``recorded["rows"]`` rows of a JSON-lines file (its first ``recorded["bytes"]`` bytes)."""
+    with open(path, "rb") as f:
+        lines = f.read(recorded["bytes"]).decode().splitlines()
+    if len(lines) != recorded["rows"]:
+        raise ValueError(f"{path} holds {len(lines)} rows where the saved state recorded {recorded['rows']}")
+    return [json.loads(line) for line in lines]
+
+
+def write_tables(state, run_dir: str | Path) -> None:
+    """``metrics.csv`` and ``eval.csv``: the rows so far, for reading in pandas or a spreadsheet (end of a run)."""
+    for name, rows in (("metrics.csv", state.history), ("eval.csv", state.eval_history)):
+        if rows:
+            pd.DataFrame(rows).to_csv(Path(run_dir) / f"{name}.tmp", index=False)
+            os.replace(Path(run_dir) / f"{name}.tmp", Path(run_dir) / name)
 
 
 def _latest(run_dir: Path) -> Path:
@@ -126,7 +167,12 @@ def load_state(cfg: TrainConfig, run_dir: str | Path, **init_kw) -> TrainState:
         getattr(state, name).set_state(s)
     meta = json.loads((folder / "meta.json").read_text())
     state.rollout_index, state.update_index = meta["rollout_index"], meta["update_index"]
-    state.history, state.eval_history = meta["history"], meta["eval_history"]
+    if "rows" in meta:
+        state.history, state.eval_history = (
+            _read_rows(Path(run_dir) / name, meta["rows"][attr]) for attr, name in _ROW_FILES
+        )
+    else:  # a state saved before the rows moved to JSON lines held them itself
+        state.history, state.eval_history = meta["history"], meta["eval_history"]
     return state
 
 
@@ -217,21 +263,25 @@ def train(
         write_config(cfg, run_dir, resume=bool(resume))
     state = load_state(cfg, run_dir, **init_kw) if resume else init_state(cfg, **init_kw)
     bar = tqdm(total=cfg.rollouts, initial=state.rollout_index, desc=f"{cfg.objective}", disable=not progress)
-    while True:
-        if _eval_due(state):
-            state.eval_history.append(evaluate_state(state))
-            bar.set_postfix(_postfix(state, []))
-            if run_dir is not None and state.rollout_index >= cfg.rollouts:
-                save_state(state, run_dir)  # the final evaluation, saved with the state it measured
-        if state.rollout_index >= cfg.rollouts:
-            break
-        rows = train_step(state)
+    try:
+        while True:
+            if _eval_due(state):
+                state.eval_history.append(evaluate_state(state))
+                bar.set_postfix(_postfix(state, []))
+                if run_dir is not None and state.rollout_index >= cfg.rollouts:
+                    save_state(state, run_dir)  # the final evaluation, saved with the state it measured
+            if state.rollout_index >= cfg.rollouts:
+                break
+            rows = train_step(state)
+            if run_dir is not None:
+                save_state(state, run_dir)
+            bar.update(1)
+            bar.set_postfix(_postfix(state, rows))
+            if on_step is not None:
+                on_step(state, rows)
+    finally:  # the tables also when the run stops on an error (a diverged policy)
         if run_dir is not None:
-            save_state(state, run_dir)
-        bar.update(1)
-        bar.set_postfix(_postfix(state, rows))
-        if on_step is not None:
-            on_step(state, rows)
+            write_tables(state, run_dir)
     bar.close()
     table = pd.DataFrame(state.history)
     table.attrs["eval"] = pd.DataFrame(state.eval_history)

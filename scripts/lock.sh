@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Refresh the lock files from pyproject.toml (run after changing a dependency; tests/test_lock.py fails until you do):
 #   bash scripts/lock.sh
-# requirements/all.lock.txt: the project with its test and bench extras (what CI tests); requirements/main.lock.txt:
+# requirements/all.lock.txt: the project with its test, bench and cluster extras (what CI tests); requirements/main.lock.txt:
 # the main job's and JupyterLab's set, resolved inside all's pins so every shared package has one version.
 # Hashed pins for Linux x86_64, CPython 3.11 (the platform CI runs), torch the CPU build (requirements/torch.in).
 # pip-tools resolves through pip itself, so through this machine's pip configuration (its extra indexes hold the CPU
@@ -21,7 +21,7 @@ compile() {  # out, extra args...
   { echo "# $stamp"; cat "$out.tmp"; } > "$out"
   rm -f "$out.tmp"
 }
-compile requirements/all.lock.txt --extra test --extra bench
+compile requirements/all.lock.txt --extra test --extra bench --extra cluster
 compile requirements/main.lock.txt --constraint requirements/all.lock.txt
 echo "[lock] wrote requirements/all.lock.txt ($(grep -c '^[a-z0-9]' requirements/all.lock.txt) pins)" \
      "and requirements/main.lock.txt ($(grep -c '^[a-z0-9]' requirements/main.lock.txt) pins)"

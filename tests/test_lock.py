@@ -55,7 +55,7 @@ def test_lock_was_resolved_from_todays_pyproject(name):
     assert first == f"# {_stamp()}", f"{LOCKS[name].name} is stale: run `bash scripts/lock.sh`"
 
 
-@pytest.mark.parametrize("name, extras", [("main", ()), ("all", ("test", "bench"))])
+@pytest.mark.parametrize("name, extras", [("main", ()), ("all", ("test", "bench", "cluster"))])
 def test_every_requirement_is_pinned_inside_its_range_and_hashed(name, extras):
     locked = pins(LOCKS[name])
     for req in _requirements(extras):

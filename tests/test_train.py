@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
+import pandas as pd
 import pytest
 import torch
 
@@ -95,6 +97,52 @@ def test_killed_run_resumes_to_the_same_table(tmp_path):
     assert _no_time(resumed).equals(_no_time(full))
     assert (tmp_path / "metrics.csv").exists() and (tmp_path / "config.json").exists()
     assert sorted(p.name for p in tmp_path.glob("state-*")) == ["state-00003"]
+
+
+def test_rows_appended_by_a_save_killed_before_its_state_landed_are_dropped(tmp_path, monkeypatch):
+    """The rows live in history.jsonl, appended per save; the state's meta.json says how many are its own. A save
+    killed after appending but before renaming its state into place leaves extra rows: the resume cuts them."""
+    import gspo_lab.train as train_mod
+
+    cfg = replace(CFG, rollouts=3)
+    full = _table(cfg)
+    real_replace = os.replace
+
+    def die_on_second_state(src, dst):
+        if str(dst).endswith("state-00002"):
+            raise Killed
+        real_replace(src, dst)
+
+    monkeypatch.setattr(train_mod.os, "replace", die_on_second_state)
+    with pytest.raises(Killed):
+        _table(cfg, run_dir=tmp_path)
+    monkeypatch.undo()
+    lines = (tmp_path / "history.jsonl").read_text().splitlines()
+    assert len(lines) == 2 * CFG.minibatches  # rollout 2's rows were appended, its state never landed
+    assert (tmp_path / "LATEST").read_text() == "state-00001"
+    resumed = _table(cfg, run_dir=tmp_path, resume=True)
+    assert _no_time(resumed).equals(_no_time(full))
+    assert len((tmp_path / "history.jsonl").read_text().splitlines()) == 3 * CFG.minibatches
+    assert _no_time(pd.read_csv(tmp_path / "metrics.csv")).shape == _no_time(full).shape
+
+
+def test_a_state_saved_with_its_rows_inside_still_resumes(tmp_path):
+    """Run folders saved before the rows moved to JSON lines kept them in meta.json: they resume unchanged."""
+    import json
+
+    cfg = replace(CFG, rollouts=2)
+    full = _table(cfg)
+    _table(replace(cfg, rollouts=1), run_dir=tmp_path)
+    meta_path = tmp_path / "state-00001" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    history = [json.loads(line) for line in (tmp_path / "history.jsonl").read_text().splitlines()]
+    evals = [json.loads(line) for line in (tmp_path / "eval.jsonl").read_text().splitlines()]
+    meta_path.write_text(json.dumps({**{k: meta[k] for k in ("rollout_index", "update_index")},
+                                     "history": history, "eval_history": evals}))  # fmt: skip
+    (tmp_path / "history.jsonl").unlink()
+    (tmp_path / "eval.jsonl").unlink()
+    resumed = _table(cfg, run_dir=tmp_path, resume=True)
+    assert _no_time(resumed).equals(_no_time(full))
 
 
 def test_run_dir_is_never_overwritten_and_config_must_match(tmp_path):

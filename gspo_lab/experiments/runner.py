@@ -29,7 +29,7 @@ from gspo_lab.experiments.store import merge, result_path, results_root, write_r
 from gspo_lab.experiments.summary import per_rollout, summarize
 from gspo_lab.paths import repo_root, runs_dir
 
-__all__ = ["run_cell", "run_sweep", "run_core", "rerun_prefix", "git_commit", "machine"]
+__all__ = ["run_cell", "cell_result", "run_sweep", "pending", "run_core", "rerun_prefix", "git_commit", "machine"]
 
 
 def git_commit() -> str:
@@ -64,15 +64,13 @@ def _record(cell: Cell, command: str, wall_s: float, **fields) -> dict:
     }
 
 
-def _run_probe_cell(cell: Cell, command: str) -> dict:
+def _probe_result(cell: Cell, command: str) -> dict:
     from gspo_lab.experiments.probes import run_probe
 
     t0 = time.perf_counter()
     out = run_probe(cell.probe, cell.cfg, **cell.probe_kw)
     probe = {"name": cell.probe, "kw": cell.probe_kw}
-    result = _record(cell, command, time.perf_counter() - t0, probe=probe, summary=out["summary"], tables=out["tables"])
-    write_result(result_path(cell), result)
-    return result
+    return _record(cell, command, time.perf_counter() - t0, probe=probe, summary=out["summary"], tables=out["tables"])
 
 
 class _WallClock:
@@ -97,8 +95,15 @@ class _WallClock:
 def run_cell(cell: Cell, *, command: str = "") -> dict:
     """Train one cell (resuming its run folder if one is there), write its result file, return the result.
     A probe cell (``cell.probe``) runs its probe instead (gspo_lab/experiments/probes.py); nothing to resume."""
+    result = cell_result(cell, command=command)
+    write_result(result_path(cell), result)
+    return result
+
+
+def cell_result(cell: Cell, *, command: str = "") -> dict:
+    """:func:`run_cell` without writing the result: what a Ray task returns to the driver (cluster.py)."""
     if cell.probe is not None:
-        return _run_probe_cell(cell, command)
+        return _probe_result(cell, command)
     from gspo_lab.train import load_state, train
 
     run_dir = runs_dir() / "sweeps" / cell.spec / cell.key
@@ -125,7 +130,6 @@ def run_cell(cell: Cell, *, command: str = "") -> dict:
     )
     if len(segments) > 1:
         result["wall_segments_s"] = segments
-    write_result(result_path(cell), result)
     return result
 
 
@@ -137,6 +141,16 @@ def _worker(cell: Cell, command: str) -> tuple[str, float]:
     return cell.key, result["wall_s"]
 
 
+def pending(spec: Spec, seeds: str = "all", *, core: bool = False) -> tuple[list[Cell], int]:
+    """The cells of ``spec`` with no stored result, seed-major (a partial sweep holds complete, comparable seeds),
+    and the number of cells in all."""
+    every = cells(spec, seeds, core=core)
+    todo = [c for c in every if not result_path(c).exists()]
+    order = spec.seeds("all")
+    todo.sort(key=lambda c: order.index(c.seed))
+    return todo, len(every)
+
+
 def run_sweep(
     spec: Spec, *, seeds: str = "all", workers: int | None = None, command: str = "", progress=True, core=False
 ):
@@ -144,11 +158,8 @@ def run_sweep(
     count); returns the merge."""
     from tqdm.auto import tqdm
 
-    todo = [c for c in cells(spec, seeds, core=core) if not result_path(c).exists()]
-    order = spec.seeds("all")
-    todo.sort(key=lambda c: order.index(c.seed))  # seed-major: a partial sweep holds complete, comparable seeds
+    todo, total = pending(spec, seeds, core=core)
     workers = workers or os.cpu_count() or 1
-    total = len(cells(spec, seeds, core=core))
     bar = tqdm(total=total, initial=total - len(todo), desc=f"sweep {spec.name}", unit="cell", disable=not progress)
     if workers == 1:
         for cell in todo:

@@ -1,0 +1,126 @@
+"""Cells per hour: one stored cell's config trained for N rollouts by an older commit's code and by this tree's, side by
+side on the same machine; prints the walls, the ratio and whether the two runs' rows are identical.
+
+    python bench/bench_cell.py [--spec f2r_collapse_moe] [--cell 0] [--rollouts 20|full] [--rounds 3] [--ref REF]
+
+Methodology, numbered:
+    1. The old code is ``--ref`` (default :data:`BASELINE`, the last commit before issue 25's levers) checked out with
+       ``git worktree`` into a temporary folder; the new code is this working tree. Each run is its own process with
+       one torch thread (``OMP_NUM_THREADS=1``), importing ``gspo_lab`` from its tree, training with a run folder
+       (saved after every RL step, as a sweep cell is) through :func:`gspo_lab.train.train`.
+    2. In each round the two runs go at the same time, one per core, as a 2-worker sweep runs its cells: a burst of
+       load on the shared machine hits both. Rounds alternate which starts first. We report each run's wall time,
+       the median over rounds and the median of the per-round ratio old / new (> 1: the new code is faster).
+    3. cells per hour (2 workers) = 2 × 3600 / (wall of the whole cell); with ``--rollouts full`` the wall is the
+       cell's own, otherwise it is scaled from N rollouts (an underestimate of any lever whose saving grows with the
+       run, such as the append-only rows of gspo_lab/train.py).
+    4. Identity: the two runs' metric rows (timers left out) and evaluation rows compared exactly; a lever that is
+       meant to change nothing shows ``identical: yes``.
+    5. Peak RSS: each run's own ``ru_maxrss``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = "67f872b"  # main before issue 25: bash scripts/bench.sh measured 0.93x TRL there
+CHILD = """
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+import dataclasses, torch
+from gspo_lab.experiments.spec import cells, load_spec
+from gspo_lab.train import train
+spec = load_spec(sys.argv[2]); cell = cells(spec, "all")[int(sys.argv[3])]
+n = cell.cfg.rollouts if sys.argv[4] == "full" else int(sys.argv[4])
+cfg = dataclasses.replace(cell.cfg, rollouts=n)
+torch.set_num_threads(1)
+t0 = time.perf_counter()
+table = train(cfg, sys.argv[5], progress=False)
+wall = time.perf_counter() - t0
+rows = table[[c for c in table.columns if not c.startswith("time/")]].to_dict(orient="list")
+json.dump({"wall_s": wall, "rollouts": n, "cell_rollouts": cell.cfg.rollouts, "key": cell.key,
+           "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rows": rows,
+           "eval": table.attrs["eval"].to_dict(orient="list")}, open(sys.argv[6], "w"))
+"""
+
+
+def _launch(tree: Path, spec: Path, cell: int, rollouts: str, work: Path, tag: str) -> tuple[subprocess.Popen, Path]:
+    out = work / f"{tag}.json"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "GSPO_LAB_DATA": str(tree / "data")}
+    args = [sys.executable, "-c", CHILD, str(tree), str(spec), str(cell), rollouts, str(work / f"{tag}-run"), str(out)]
+    return subprocess.Popen(args, env=env, cwd=tree), out
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--spec", default="f2r_collapse_moe", help="a spec in data/specs/ (default: f2r_collapse_moe)")
+    p.add_argument("--cell", type=int, default=0, help="index of the cell in the spec's cell list (default: 0)")
+    p.add_argument("--rollouts", default="20", help="rollouts per run, or 'full' for the cell's own (default: 20)")
+    p.add_argument("--rounds", type=int, default=3, help="rounds of (old, new) side by side (default: 3)")
+    p.add_argument("--ref", default=BASELINE, help=f"the old code's commit (default: {BASELINE})")
+    p.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    args = p.parse_args(argv)
+    if args.rollouts != "full" and not (args.rollouts.isdigit() and int(args.rollouts) >= 1):
+        raise SystemExit(f"--rollouts must be a positive integer or 'full', got {args.rollouts!r}")
+    if args.rounds < 1:
+        raise SystemExit(f"--rounds must be >= 1, got {args.rounds}")
+    spec_rel = Path("data") / "specs" / f"{args.spec}.toml"
+    if not (ROOT / spec_rel).is_file():
+        raise SystemExit(f"--spec: no {spec_rel} in this tree")
+    with tempfile.TemporaryDirectory(prefix="bench-cell-") as tmp:
+        work, old_tree = Path(tmp), Path(tmp) / "old"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(old_tree), args.ref], cwd=ROOT, check=True)
+        try:
+            runs = {"old": [], "new": []}
+            for r in range(args.rounds):
+                order = ("old", "new") if r % 2 == 0 else ("new", "old")
+                procs = {}
+                for tag in order:
+                    tree = old_tree if tag == "old" else ROOT
+                    procs[tag] = _launch(tree, tree / spec_rel, args.cell, args.rollouts, work, f"{tag}{r}")
+                for tag, (proc, out) in procs.items():
+                    if proc.wait() != 0:
+                        raise SystemExit(f"the {tag} run of round {r} failed (exit {proc.returncode})")
+                    runs[tag].append(json.loads(out.read_text()))
+                print(f"round {r}: old {runs['old'][-1]['wall_s']:.1f} s, new {runs['new'][-1]['wall_s']:.1f} s",
+                      flush=True)  # fmt: skip
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=ROOT, check=False)
+    return report(args, runs)
+
+
+def report(args, runs: dict) -> dict:
+    first = runs["new"][0]
+    scale = first["cell_rollouts"] / first["rollouts"]
+    fig = {"spec": args.spec, "cell": first["key"], "rollouts": first["rollouts"], "rounds": args.rounds,
+           "ref": args.ref}  # fmt: skip
+    for tag in ("old", "new"):
+        walls = [r["wall_s"] for r in runs[tag]]
+        fig[f"{tag}_wall_s"] = [round(w, 1) for w in walls]
+        fig[f"{tag}_cells_per_hour"] = round(2 * 3600 / (statistics.median(walls) * scale), 1)
+        fig[f"{tag}_rss_mib"] = round(max(r["rss_mib"] for r in runs[tag]), 0)
+    pairs = list(zip(runs["old"], runs["new"], strict=True))
+    fig["ratio_old_over_new"] = round(statistics.median(o["wall_s"] / n["wall_s"] for o, n in pairs), 3)
+    fig["identical"] = all(o["rows"] == n["rows"] and o["eval"] == n["eval"] for o, n in pairs)
+    print(f"\ncell {fig['spec']}[{args.cell}] ({fig['cell']}), {fig['rollouts']} rollouts, {args.rounds} rounds")
+    print(f"{'':6}{'wall s (per round)':>28}{'cells/h, 2 workers':>20}{'peak RSS MiB':>14}")
+    for tag in ("old", "new"):
+        walls = ", ".join(f"{w:.1f}" for w in fig[f"{tag}_wall_s"])
+        print(f"{tag:6}{walls:>28}{fig[f'{tag}_cells_per_hour']:>20}{fig[f'{tag}_rss_mib']:>14.0f}")
+    print(f"old / new (median of rounds): {fig['ratio_old_over_new']:.3f}x   target: >= 2x")
+    print(f"identical rows and evaluations: {'yes' if fig['identical'] else 'NO'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(fig, indent=1) + "\n")
+    return fig
+
+
+if __name__ == "__main__":
+    main()
