@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# The benchmark: set up .venv (see scripts/env.sh) with the bench extra (TRL, the peer), then time one RL step of
-# gspo_lab beside TRL's GRPOTrainer in one run and print the ratios.
-#   bash scripts/bench.sh [bench/bench_step.py args, e.g. --quick]
+# The benchmark: set up .venv (see scripts/env.sh) with the bench extra (TRL, the peer), then
+#   1. one RL step of gspo_lab beside TRL's GRPOTrainer in one run, with the ratios and the targets
+#      (bench/bench_step.py; its arguments are this script's, e.g. --quick);
+#   2. cells per hour on the two cells issue 25 names (f2r_collapse_moe's first cell, an MoE GRPO run, and
+#      f10_direction_norm's GRPO-direction-at-GSPO's-norm cell), this tree against the commit before issue 25's
+#      levers, side by side, with the identity of their rows (bench/bench_cell.py; skip with BENCH_CELLS=0, set the
+#      rollouts per run with BENCH_CELL_ROLLOUTS, default 20, or "full").
+#   bash scripts/bench.sh [bench/bench_step.py args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh bench
 set -euo pipefail
-exec python bench/bench_step.py "$@"
+python bench/bench_step.py "$@"
+if [ "${BENCH_CELLS:-1}" != "0" ]; then
+  python bench/bench_cell.py --spec f2r_collapse_moe --cell 0 --rollouts "${BENCH_CELL_ROLLOUTS:-20}"
+  python bench/bench_cell.py --spec f10_direction_norm --cell 10 --rollouts "${BENCH_CELL_ROLLOUTS:-20}"
+fi

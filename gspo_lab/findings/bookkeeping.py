@@ -48,12 +48,19 @@ def provenance_section() -> tuple[dict, dict]:
     keys = ("cells", "after_spec", "before_spec", "before_spec_dirty", "unknown_commit")
     totals = {k: sum(r[k] for r in table["specs"]) for k in keys}
     before = [r for r in table["specs"] if r["before_spec"]]
+    # a superseded result was re-run only when a result of the same spec and key is stored now; the others were
+    # withdrawn (issue 22: 30 f10c cells ran a wrong config and were superseded, not re-run)
+    rerun = [e for e in table["superseded"] if (results_root() / e["spec"] / f"{e['key']}.json.gz").exists()]
+    withdrawn = [e for e in table["superseded"] if e not in rerun]
     ctx = {
         "specs": specs,
         "rules": {r["rule"]: r for r in table["rules"]},
         "totals": totals,
         "before": before,
         "superseded": table["superseded"],
+        "rerun": len(rerun),
+        "withdrawn": len(withdrawn),
+        "withdrawn_specs": sorted({e["spec"] for e in withdrawn}),
     }
     return ctx, {}
 

@@ -214,8 +214,10 @@ def _onset(table: pd.DataFrame) -> tuple[list, list, list, pd.DataFrame]:
         for cap in DUAL_CAPS:
             arms = (f"grpo_dual_clip clip {cap}", f"grpo clip {cap}")
             diff = paired_diff(m, *arms, "late_acc")
-            if len(diff):
-                duals.append([model, cap, diff_cell(diff), str(_provisional(dual_cap_verdict(diff), m, arms))])
+            if len(diff):  # each arm's collapse count beside the difference (issue 22: both still collapse 2/5 at 30)
+                counts = [f"{int(g['collapsed'].sum())}/{len(g)}" for a in arms if len(g := m[m["arm_id"] == a])]
+                verdict = str(_provisional(dual_cap_verdict(diff), m, arms))
+                duals.append([model, cap, *counts, diff_cell(diff), verdict])
     data = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
     return dose, classes, duals, data
 

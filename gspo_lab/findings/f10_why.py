@@ -162,8 +162,8 @@ ACCOUNT = register(
         "f10.account",
         "10",
         {
-            "both": "both accounts carry part: the norm decides the 2×2, and content shows where the norms are equal "
-            "or the large updates are dropped",
+            "both": "both accounts carry part: the norm decides the 2×2, and content shows under relative caps (each "
+            "objective capped at 3× its own recent median norm) or where the large updates are dropped",
             "size": "size: no content effect shown by the 2×2, skip vs shrink or equal relative caps",
             "content": "content: no norm effect shown; content shows",
             "neither": "neither account shown",

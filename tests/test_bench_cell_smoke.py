@@ -1,0 +1,36 @@
+"""bench/profile_cell.py and bench/bench_cell.py run end to end on one rollout of a stored cell; no timing assertions.
+
+The cell bench compares HEAD's code (a git worktree) with this tree's: on a clean checkout the two runs must give the
+same rows (the script's identity check), and every phase of the profile must be accounted for."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_profile_cell_accounts_for_every_phase():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "profile_cell.py"), "--rollouts", "1"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    for phase in ("sampling", "pi_old", "fwd", "bwd", "optim", "grad stats", "evaluation", "save", "other"):
+        assert f"  {phase} " in proc.stdout, phase
+    assert "1 rollouts:" in proc.stdout
+
+
+def test_bench_cell_runs_both_trees_and_checks_identity(tmp_path):
+    out = tmp_path / "cell.json"
+    cmd = [sys.executable, str(ROOT / "bench" / "bench_cell.py"), "--rollouts", "1", "--rounds", "1", "--ref", "HEAD"]
+    proc = subprocess.run([*cmd, "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    fig = json.loads(out.read_text())
+    assert fig["rollouts"] == 1 and len(fig["old_wall_s"]) == len(fig["new_wall_s"]) == 1
+    assert fig["old_cells_per_hour"] > 0 and fig["new_cells_per_hour"] > 0 and fig["new_rss_mib"] > 0
+    dirty = subprocess.run(["git", "status", "--porcelain", "gspo_lab"], cwd=ROOT, capture_output=True, text=True)
+    if not dirty.stdout.strip():  # HEAD's code is this tree's code: the same rows, bit for bit
+        assert fig["identical"] is True
+    assert "identical rows and evaluations:" in proc.stdout
