@@ -248,6 +248,7 @@ def section() -> tuple[dict, dict]:
         "shrink_rows": shrink_rows,
         "shrink_cmp": shrink_cmp,
         "fresh": _fresh(table),
+        "fresh_seeds": "{}-{}".format(*(f(spec(SPECS["confirm"]).seeds("confirm")) for f in (min, max))),
         "dose": dose,
         "classes": classes,
         "duals": duals,

@@ -9,7 +9,7 @@ under AdamW are written in them):
   objectives (seeds 30-34, paired with the 2×2's plain arms).
 * ``f10_onset_dual`` — GRPO at caps 15 and 20; dual-clip under caps 30 and 10 (seeds 10-14, paired with finding 2's
   stored arms).
-* ``f10c_relative_confirm`` — GSPO with and without the relative cap, GRPO with it, on fresh seeds 40-44: a check of
+* ``f10c_relative_confirm`` — GSPO with and without the relative cap, GRPO with it, on fresh seeds 70-74: a check of
   ``f10_shrink_skip``'s leads, written after its results and before its own runs.
 
 Rules, each declared in its spec before the runs (the marker is the spec's sentence):
