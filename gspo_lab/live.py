@@ -50,10 +50,22 @@ def _as_run(cfg: TrainConfig, history: list[dict], evals: list[dict]) -> LiveRun
     return LiveRun(cfg, per_rollout.reset_index(), pd.DataFrame(evals))
 
 
-def live_runs(cfgs: dict[str, TrainConfig], root: str | Path, *, on_step=None, progress: bool = True) -> dict:
-    """Train (or resume, or read back) each named config in turn; ``{name: LiveRun}`` (module docstring)."""
+def live_runs(
+    cfgs: dict[str, TrainConfig], root: str | Path, *, on_step=None, progress: bool = True, workers: int | None = None
+) -> dict:
+    """Train (or resume, or read back) each named config; ``{name: LiveRun}`` (module docstring).
+
+    With no ``on_step`` and more than one config, the configs train side by side, one worker process each (at most
+    ``workers``, default the CPU count): each run is seeded and sets its own torch threads (``cfg.threads``), so the
+    runs are those of one after another (tests/test_live.py compares them) in about the time of the longest; a bar
+    follows the rollouts saved. With ``on_step`` (a live plot) or ``workers=1`` they train in this process, in turn."""
+    import os
+
     from gspo_lab.train import train
 
+    workers = min(len(cfgs), workers or os.cpu_count() or 1)
+    if on_step is None and workers > 1:
+        return _side_by_side(cfgs, Path(root), workers, progress)
     out = {}
     for name, cfg in cfgs.items():
 
@@ -64,3 +76,34 @@ def live_runs(cfgs: dict[str, TrainConfig], root: str | Path, *, on_step=None, p
         table = train(cfg, run_folder(root, name, cfg), resume="auto", progress=progress, on_step=step)
         out[name] = _as_run(cfg, table.to_dict(orient="records"), table.attrs["eval"].to_dict(orient="records"))
     return out
+
+
+def _train_records(cfg: TrainConfig, folder: Path) -> tuple[list[dict], list[dict]]:
+    """A worker process's run: the rows and evaluations of ``train(cfg, folder, resume="auto")``."""
+    from gspo_lab.train import train
+
+    table = train(cfg, folder, resume="auto", progress=False)
+    return table.to_dict(orient="records"), table.attrs["eval"].to_dict(orient="records")
+
+
+def _saved_rollouts(folder: Path) -> int:
+    """The rollouts a run folder's newest complete state holds (0 before its first)."""
+    latest = folder / "LATEST"
+    return int(latest.read_text().strip().rpartition("-")[2]) if latest.is_file() else 0
+
+
+def _side_by_side(cfgs: dict[str, TrainConfig], root: Path, workers: int, progress: bool) -> dict:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, wait
+
+    from tqdm.auto import tqdm
+
+    folders = {name: run_folder(root, name, cfg) for name, cfg in cfgs.items()}
+    total = sum(cfg.rollouts for cfg in cfgs.values())
+    with tqdm(total=total, desc=" + ".join(cfgs), unit="rollout", disable=not progress) as bar:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {name: pool.submit(_train_records, cfg, folders[name]) for name, cfg in cfgs.items()}
+            while wait(list(futures.values()), timeout=1.0).not_done:
+                bar.update(sum(min(_saved_rollouts(f), cfgs[n].rollouts) for n, f in folders.items()) - bar.n)
+            bar.update(total - bar.n)
+            return {name: _as_run(cfgs[name], *future.result()) for name, future in futures.items()}

@@ -52,6 +52,20 @@ def test_a_live_run_is_saved_and_read_back_without_training(tmp_path, monkeypatc
     assert LivePanel({"GRPO": CFG}, tmp_path).readout.value == ""
 
 
+def test_side_by_side_runs_are_the_runs_one_after_another(tmp_path):
+    """Without a live plot, two configs train in two worker processes: the same rows as in turn, in this process."""
+    from dataclasses import replace
+
+    cfgs = {"GRPO": CFG, "GSPO": replace(CFG, objective="gspo")}
+    apart = live_runs(cfgs, tmp_path / "apart", progress=False, workers=2)
+    in_turn = live_runs(cfgs, tmp_path / "in-turn", progress=False, workers=1)
+    for name in cfgs:
+        cols = [c for c in in_turn[name].per_rollout.columns if not c.startswith("time/")]
+        assert apart[name].per_rollout[cols].equals(in_turn[name].per_rollout[cols]), name
+        assert apart[name].evals.equals(in_turn[name].evals), name
+    assert (run_folder(tmp_path / "apart", "GSPO", cfgs["GSPO"]) / "LATEST").read_text() == "state-00002"
+
+
 def test_another_config_is_another_folder(tmp_path):
     from dataclasses import replace
 
