@@ -59,3 +59,43 @@ def test_vectorised_intervals_match_the_scalar_ones():
         cov.intervals(x, "bca")
     with pytest.raises(ValueError, match="population must be one of"):
         cov.coverage("t", "normal", 5)
+
+
+def test_the_page_interval_can_be_switched_and_is_restored():
+    from gspo_lab.experiments.stats import bootstrap_t_ci, interval_method
+
+    values = [0.02, 0.31, 0.55, 0.12, 0.48]
+    page = bootstrap_ci(values)
+    with interval_method("t"):
+        assert bootstrap_ci(values) == t_interval(values)
+    with interval_method("bootstrap_t"):
+        assert bootstrap_ci(values) == bootstrap_t_ci(values)
+    assert bootstrap_ci(values) == page
+    with pytest.raises(ValueError, match="method must be one of"):
+        with interval_method("bca"):
+            pass
+    vec = cov.intervals(np.array([values]), "bootstrap_t", resamples=20_000)[0]
+    assert tuple(vec) == pytest.approx(bootstrap_t_ci(values), abs=0.03)
+    assert bootstrap_t_ci([0.5] * 5) == (0.5, 0.5)
+
+
+def test_reread_pairs_each_rules_verdicts_and_names_the_changes():
+    """A verdict at the edge (percentile above 0, bootstrap-t across it) changes; a clear one does not; a mutant that
+    reads other rules in the second pass is refused."""
+    from gspo_lab.experiments.stats import interval_sign
+    from gspo_lab.findings.reread import reread, table
+    from gspo_lab.findings.rules import Rule
+
+    rule = Rule("test.edge", "0", {"higher": "higher", "none": "none", "lower": "lower"}, {}, declared="test")
+    pick = {1: "higher", 0: "none", -1: "lower"}
+    edge, clear = [0.01, -0.002, 0.03, 0.004, 0.02], [0.5, 0.52, 0.49, 0.51, 0.5]
+    sections = {"s": lambda: [rule.verdict(pick[interval_sign(v)]) for v in (clear, edge)]}
+    rows = reread("bootstrap_t", sections)
+    assert rows == [{"section": "s", "rule": "test.edge", "read": 2, "changed": [(1, "higher", "none")]}]
+    assert "1 of 2 verdicts change" in table(rows)
+    from gspo_lab.experiments import stats
+
+    other = Rule("test.other", "0", {"x": "x"}, {}, declared="test")
+    mutant = {"s": lambda: rule.verdict("higher") if stats._INTERVAL[0] == "percentile" else other.verdict("x")}
+    with pytest.raises(RuntimeError, match="do not pair up"):
+        reread("t", mutant)

@@ -11,6 +11,7 @@ Conventions (declared here once):
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -29,14 +30,41 @@ __all__ = [
     "T_975",
     "t_interval",
     "t_sign",
+    "bootstrap_t_ci",
+    "interval_method",
+    "INTERVAL_METHODS",
 ]
 
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 0
 
 
+INTERVAL_METHODS = ("percentile", "t", "bootstrap_t")
+_INTERVAL = ["percentile"]  # the interval bootstrap_ci gives: the page's (stats version 2) unless re-read
+
+
+@contextlib.contextmanager
+def interval_method(method: str):
+    """Within the block, :func:`bootstrap_ci` (and so :func:`interval_sign` and every page number that uses it) gives
+    the ``method`` interval: ``"percentile"`` (the page's), ``"t"`` (:func:`t_interval`) or ``"bootstrap_t"``
+    (:func:`bootstrap_t_ci`) — how issue 22's re-reading recomputes every verdict (gspo_lab/findings/reread.py)."""
+    if method not in INTERVAL_METHODS:
+        raise ValueError(f"method must be one of {INTERVAL_METHODS}, got {method!r}")
+    before = _INTERVAL[0]
+    _INTERVAL[0] = method
+    try:
+        yield
+    finally:
+        _INTERVAL[0] = before
+
+
 def bootstrap_ci(values, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``values`` (NaN for fewer than 2 values)."""
+    """Percentile bootstrap interval of the mean of ``values`` (NaN for fewer than 2 values); within
+    :func:`interval_method` the interval that names instead."""
+    if _INTERVAL[0] == "t" and level == 0.95:
+        return t_interval(values)
+    if _INTERVAL[0] == "bootstrap_t" and level == 0.95:
+        return bootstrap_t_ci(values)
     x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
     if len(x) < 2:
         return (math.nan, math.nan)
@@ -149,6 +177,26 @@ def t_interval(values) -> tuple[float, float]:
     df = len(x) - 1
     half = (T_975[df - 1] if df <= len(T_975) else 1.959964) * x.std(ddof=1) / math.sqrt(len(x))
     return float(x.mean() - half), float(x.mean() + half)
+
+
+def bootstrap_t_ci(values) -> tuple[float, float]:
+    """95 % bootstrap-t (studentized bootstrap) interval of the mean of ``values``: mean − q*_{0.975} · se, mean −
+    q*_{0.025} · se, with q* the quantiles of the resampled (mean* − mean) / se* (10,000 seeded resamples; a resample
+    of one repeated value counts t* = 0). Efron & Tibshirani 1993, §12.5; its coverage at 5 and 10 seeds is checked
+    in gspo_lab/experiments/coverage.py. NaN for fewer than 2 values; the mean itself when all values are equal."""
+    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    if len(x) < 2:
+        return (math.nan, math.nan)
+    n, mean = len(x), float(x.mean())
+    se = float(x.std(ddof=1)) / math.sqrt(n)
+    if se == 0:
+        return (mean, mean)
+    boot = x[np.random.default_rng(BOOTSTRAP_SEED).integers(0, n, (BOOTSTRAP_RESAMPLES, n))]
+    boot_se = boot.std(1, ddof=1) / math.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_star = (boot.mean(1) - mean) / boot_se
+    q_hi, q_lo = np.quantile(np.where(np.isfinite(t_star), t_star, 0.0), [0.975, 0.025])
+    return (mean - float(q_hi) * se, mean - float(q_lo) * se)
 
 
 def t_sign(values) -> int:

@@ -1,4 +1,5 @@
-"""``python -m gspo_lab.findings [--check]``: regenerate the findings page, or check it against the stored results."""
+"""``python -m gspo_lab.findings [--check | --reread METHOD]``: regenerate the findings page, check it against the
+stored results, or print which of its verdicts change under another interval (gspo_lab/findings/reread.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m gspo_lab.findings", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    parser.add_argument("--reread", choices=("t", "bootstrap_t"), help="print the verdicts that change under it")
     args = parser.parse_args(argv)
+    if args.reread:
+        from gspo_lab.findings.reread import reread, table
+
+        print(table(reread(args.reread)))
+        return 0
     if args.check:
         problems = check()
         print("\n".join(problems) or "docs/findings.md matches data/results")
