@@ -61,16 +61,16 @@ def test_vectorised_intervals_match_the_scalar_ones():
         cov.coverage("t", "normal", 5)
 
 
-def test_the_page_interval_can_be_switched_and_is_restored():
-    from gspo_lab.experiments.stats import bootstrap_t_ci, interval_method
+def test_the_page_interval_is_the_bootstrap_t_and_can_be_switched():
+    from gspo_lab.experiments.stats import STATS_VERSION, bootstrap_t_ci, interval_method, seed_interval
 
     values = [0.02, 0.31, 0.55, 0.12, 0.48]
-    page = bootstrap_ci(values)
+    assert STATS_VERSION == 3 and seed_interval(values) == bootstrap_t_ci(values)
     with interval_method("t"):
-        assert bootstrap_ci(values) == t_interval(values)
-    with interval_method("bootstrap_t"):
-        assert bootstrap_ci(values) == bootstrap_t_ci(values)
-    assert bootstrap_ci(values) == page
+        assert seed_interval(values) == t_interval(values)
+    with interval_method("percentile"):
+        assert seed_interval(values) == bootstrap_ci(values)
+    assert seed_interval(values) == bootstrap_t_ci(values)
     with pytest.raises(ValueError, match="method must be one of"):
         with interval_method("bca"):
             pass
@@ -90,12 +90,12 @@ def test_reread_pairs_each_rules_verdicts_and_names_the_changes():
     pick = {1: "higher", 0: "none", -1: "lower"}
     edge, clear = [0.01, -0.002, 0.03, 0.004, 0.02], [0.5, 0.52, 0.49, 0.51, 0.5]
     sections = {"s": lambda: [rule.verdict(pick[interval_sign(v)]) for v in (clear, edge)]}
-    rows = reread("bootstrap_t", sections)
-    assert rows == [{"section": "s", "rule": "test.edge", "read": 2, "changed": [(1, "higher", "none")]}]
+    rows = reread("percentile", "bootstrap_t", sections)
+    assert rows == [{"section": "s", "rule": "test.edge", "read": 2, "changed": [(1, "", "higher", "none")]}]
     assert "1 of 2 verdicts change" in table(rows)
     from gspo_lab.experiments import stats
 
     other = Rule("test.other", "0", {"x": "x"}, {}, declared="test")
     mutant = {"s": lambda: rule.verdict("higher") if stats._INTERVAL[0] == "percentile" else other.verdict("x")}
     with pytest.raises(RuntimeError, match="do not pair up"):
-        reread("t", mutant)
+        reread("percentile", "t", mutant)

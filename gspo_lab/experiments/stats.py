@@ -2,8 +2,9 @@
 
 Conventions (declared here once):
     * an *arm* is a grid point without its seed; every number about an arm is over its seeds;
-    * a mean comes with the sample std and a 95 % interval: a percentile bootstrap over seeds (10,000 resamples,
-      seeded), since 5 seeds are too few to trust a normal approximation;
+    * a mean comes with the sample std and a 95 % interval (:func:`seed_interval`): from stats version 3 the
+      bootstrap-t over seeds (10,000 seeded resamples), whose coverage is checked at 5 and 10 seeds
+      (gspo_lab/experiments/coverage.py); until version 2 the percentile bootstrap, which covers ~84 % at 5 seeds;
     * a rate (collapse) comes with a 95 % Wilson score interval;
     * a ratio of fractions (GSPO / GRPO clipped tokens) is taken per seed — both arms share the seed's prompt stream
       and sampler — then summarised like any number; so is a difference (:func:`paired_diff`).
@@ -33,6 +34,9 @@ __all__ = [
     "bootstrap_t_ci",
     "interval_method",
     "INTERVAL_METHODS",
+    "STATS_VERSION",
+    "PAGE_INTERVAL",
+    "seed_interval",
 ]
 
 BOOTSTRAP_RESAMPLES = 10_000
@@ -40,14 +44,20 @@ BOOTSTRAP_SEED = 0
 
 
 INTERVAL_METHODS = ("percentile", "t", "bootstrap_t")
-_INTERVAL = ["percentile"]  # the interval bootstrap_ci gives: the page's (stats version 2) unless re-read
+STATS_VERSION = 3
+PAGE_INTERVAL = "bootstrap_t"
+"""The page's interval of a mean over seeds from stats version 3 on (issue 22): the bootstrap-t, the one of the three
+whose coverage gspo_lab/experiments/coverage.py finds >= 93 % at 5 and 10 seeds on per-seed distributions like the
+stored ones (stats version 2, findings 1-10 until then: the percentile bootstrap, ~84 % at 5 seeds)."""
+_INTERVAL = [PAGE_INTERVAL]  # what seed_interval gives; interval_method switches it
 
 
 @contextlib.contextmanager
 def interval_method(method: str):
-    """Within the block, :func:`bootstrap_ci` (and so :func:`interval_sign` and every page number that uses it) gives
-    the ``method`` interval: ``"percentile"`` (the page's), ``"t"`` (:func:`t_interval`) or ``"bootstrap_t"``
-    (:func:`bootstrap_t_ci`) — how issue 22's re-reading recomputes every verdict (gspo_lab/findings/reread.py)."""
+    """Within the block, :func:`seed_interval` (and so :func:`interval_sign`, :func:`arm_table` and every page number
+    that uses them) gives the ``method`` interval: ``"percentile"`` (:func:`bootstrap_ci`), ``"t"``
+    (:func:`t_interval`) or ``"bootstrap_t"`` (:func:`bootstrap_t_ci`) — how the page's verdicts are re-read under
+    another interval (gspo_lab/findings/reread.py)."""
     if method not in INTERVAL_METHODS:
         raise ValueError(f"method must be one of {INTERVAL_METHODS}, got {method!r}")
     before = _INTERVAL[0]
@@ -58,13 +68,19 @@ def interval_method(method: str):
         _INTERVAL[0] = before
 
 
-def bootstrap_ci(values, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``values`` (NaN for fewer than 2 values); within
-    :func:`interval_method` the interval that names instead."""
-    if _INTERVAL[0] == "t" and level == 0.95:
+def seed_interval(values) -> tuple[float, float]:
+    """The page's 95 % interval of the mean of per-seed ``values`` (:data:`PAGE_INTERVAL`, or the one
+    :func:`interval_method` names); NaN for fewer than 2 values."""
+    method = _INTERVAL[0]
+    if method == "t":
         return t_interval(values)
-    if _INTERVAL[0] == "bootstrap_t" and level == 0.95:
+    if method == "bootstrap_t":
         return bootstrap_t_ci(values)
+    return bootstrap_ci(values)
+
+
+def bootstrap_ci(values, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values`` (NaN for fewer than 2 values)."""
     x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
     if len(x) < 2:
         return (math.nan, math.nan)
@@ -89,11 +105,11 @@ def _arms(table: pd.DataFrame, by: list[str]):
 
 
 def arm_table(table: pd.DataFrame, by: list[str], metric: str) -> pd.DataFrame:
-    """Per arm: seeds, mean, std, 95 % bootstrap interval, min and max of ``metric`` over seeds."""
+    """Per arm: seeds, mean, std, the page's 95 % interval (:func:`seed_interval`), min and max of ``metric``."""
     rows = []
     for arm, group in _arms(table, by):
         values = group[metric].astype(float).tolist()
-        lo, hi = bootstrap_ci(values)
+        lo, hi = seed_interval(values)
         arm = arm if isinstance(arm, tuple) else (arm,)
         rows.append(
             {
@@ -142,12 +158,12 @@ def paired_diff(table: pd.DataFrame, arm: str, base: str, metric: str, column: s
 
 
 def interval_sign(values) -> int:
-    """+1 / −1 when the 95 % bootstrap interval of the mean of ``values`` lies above / below 0, else 0 (also for
-    fewer than 2 values)."""
+    """+1 / −1 when the page's 95 % interval (:func:`seed_interval`) of the mean of ``values`` lies above / below 0,
+    else 0 (also for fewer than 2 values)."""
     values = list(values)
     if len(values) < 2:
         return 0
-    lo, hi = bootstrap_ci(values)
+    lo, hi = seed_interval(values)
     return 1 if lo > 0 else (-1 if hi < 0 else 0)
 
 

@@ -13,12 +13,14 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m gspo_lab.findings", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
-    parser.add_argument("--reread", choices=("t", "bootstrap_t"), help="print the verdicts that change under it")
+    parser.add_argument(
+        "--reread", choices=("percentile", "t"), help="print the verdicts that change from it to the page's"
+    )
     args = parser.parse_args(argv)
     if args.reread:
         from gspo_lab.findings.reread import reread, table
 
-        print(table(reread(args.reread)))
+        print(table(reread(args.reread), changed_only=True))
         return 0
     if args.check:
         problems = check()

@@ -10,7 +10,7 @@ import math
 
 import pandas as pd
 
-from gspo_lab.experiments.stats import arm_table, bootstrap_ci, t_interval
+from gspo_lab.experiments.stats import arm_table, seed_interval, t_interval
 
 __all__ = ["num", "mean_ci", "diff_cell", "t_cell", "rate_cell", "spread", "summary", "clip_label", "FILTERS"]
 
@@ -55,7 +55,7 @@ def diff_cell(diff: pd.Series) -> str:
     """A paired per-seed difference: ``mean [lo, hi] (n = k)``, "—" when no seed has both arms."""
     if len(diff) == 0:
         return "—"
-    lo, hi = bootstrap_ci(list(diff))
+    lo, hi = seed_interval(list(diff))
     return f"{num(diff.mean())} [{num(lo)}, {num(hi)}] (n = {len(diff)})"
 
 

@@ -131,16 +131,44 @@ def rule_markers() -> dict[str, tuple[str, tuple[str, ...]]]:
 
 
 def compute() -> tuple[dict, dict]:
-    """Every section's context and figures."""
+    """Every section's context and figures (under the page's interval), and the re-reading of every verdict under
+    stats version 2's interval (gspo_lab/findings/reread.py)."""
+    import gspo_lab.findings.reread as reread
+
     context, figures = {}, {}
-    for name, section in SECTIONS.items():
-        context[name], figs = section()
+    outputs, rows = reread.page_pass(SECTIONS)
+    for name, (ctx, figs) in outputs.items():
+        context[name] = ctx
         figures.update(figs)
+    context["stats"] = stats_section(rows)
     context["story"], context["glance"] = headline.story(context), headline.glance(context)
     context["recipe"] = headline.recipe(context)
     keys = ("claim", "number", "verdict", "sure")
     context["glance_rows"] = [[f"**{r['n']}. {r['title']}**", *(r[k] for k in keys)] for r in context["glance"]]
     return context, figures
+
+
+def stats_section(rows: list[dict]) -> dict:
+    """Stats version 3: the coverage check behind the page's interval and the verdicts it moved."""
+    from gspo_lab.experiments import coverage
+    from gspo_lab.experiments.stats import PAGE_INTERVAL, STATS_VERSION
+
+    cov = [[p, n, *(f"{coverage.coverage(m, p, n):.3f}" for m in coverage.METHODS)]
+           for n in (5, 10) for p in coverage.POPULATIONS]  # fmt: skip
+    from gspo_lab.findings.rules import RULES
+
+    label = lambda rule, key: RULES[rule].outcomes.get(key, key)  # noqa: E731
+    changed = [[f"`{r['rule']}`", w or f"reading {i + 1}", label(r["rule"], a), label(r["rule"], b)]
+               for r in rows for i, w, a, b in r["changed"]]  # fmt: skip
+    return {
+        "version": STATS_VERSION,
+        "interval": PAGE_INTERVAL.replace("_", "-"),
+        "methods": [m.replace("_", "-") for m in coverage.METHODS],
+        "coverage": cov,
+        "rare": list(coverage.RARE),
+        "changed": changed,
+        "read": sum(r["read"] for r in rows),
+    }
 
 
 def render(context: dict, template: str = "page.md") -> str:

@@ -1,78 +1,109 @@
-"""Every verdict of the findings page re-read under another interval (issue 22, item 1): which ones change.
+"""Every verdict of the findings page read under two intervals (issue 22, item 1): which ones change.
 
-    python -m gspo_lab.findings --reread bootstrap_t      # prints the table below
+    python -m gspo_lab.findings --reread percentile     # stats version 2 (the percentile bootstrap) -> the page's
 
-Each section of the page (:data:`gspo_lab.findings.page.SECTIONS`) is computed twice, once with the page's interval
-(the percentile bootstrap) and once within :func:`gspo_lab.experiments.stats.interval_method` — every
-``bootstrap_ci`` the findings call, and so every ``interval_sign`` and every bracketed interval, gives the other
-interval. A spy on :meth:`gspo_lab.findings.rules.Rule.verdict` records each verdict in the order the section
-reads them; the two passes read the same rules in the same order, so the i-th verdict of a rule in one pass is the
-i-th in the other. Rules whose specs declared the Student-t interval (f10t, f11) do not move: their readings already
-use it.
+Each section of the page (:data:`gspo_lab.findings.page.SECTIONS`) is computed twice, each pass within
+:func:`gspo_lab.experiments.stats.interval_method`: every ``seed_interval`` the findings call, and so every
+``interval_sign``, arm interval and bracketed difference, gives that pass's interval. A spy on
+:meth:`gspo_lab.findings.rules.Rule.verdict` records each verdict in the order the section reads it, with where it was
+read (the names the calling code holds: model, arm, cap, …); the two passes read the same rules in the same order, so
+the i-th verdict of a section in one pass is the i-th in the other. Rules whose specs declared the Student-t interval
+(f10t, f11) do not move: their readings use it whatever the page's interval.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 
-from gspo_lab.experiments.stats import interval_method
+from gspo_lab.experiments.stats import PAGE_INTERVAL, interval_method
 from gspo_lab.findings.rules import Rule
 
-__all__ = ["verdicts", "reread", "table"]
+__all__ = ["verdicts", "pair", "reread", "page_pass", "table"]
+
+WHERE = ("model", "cap", "name", "pair", "comparison", "arm", "base", "label", "objective", "signal", "length")
+"""Local names whose values say where a verdict was read (the first caller frame holding any of them)."""
 
 
-def verdicts(sections) -> dict[str, list[tuple[str, str]]]:
-    """``{section: [(rule, outcome), ...]}`` in the order each section reads them."""
-    log: dict[str, list[tuple[str, str]]] = defaultdict(list)
+def _where(frame, depth: int = 4) -> str:
+    for _ in range(depth):
+        frame = frame.f_back
+        if frame is None or frame.f_code.co_filename == __file__:  # past the section: nothing of the caller's
+            break
+        found = [
+            f"{k} {v}" for k in WHERE if isinstance(v := frame.f_locals.get(k), (str, int, float)) and len(str(v)) < 40
+        ]
+        if found:
+            return ", ".join(found[:2])
+    return ""
+
+
+def verdicts(sections) -> tuple[dict[str, list[tuple[str, str, str]]], dict]:
+    """``({section: [(rule, outcome, where), ...]}, {section: its output})``, verdicts in the order read."""
+    log: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    outputs = {}
     original = Rule.verdict
     current = [""]
 
     def spy(self, outcome, provisional=""):
-        log[current[0]].append((self.name, outcome))
+        log[current[0]].append((self.name, outcome, _where(sys._getframe())))
         return original(self, outcome, provisional)
 
     Rule.verdict = spy
     try:
         for name, section in sections.items():
             current[0] = name
-            section()
+            outputs[name] = section()
     finally:
         Rule.verdict = original
-    return dict(log)
+    return dict(log), outputs
 
 
-def reread(method: str, sections=None) -> list[dict]:
-    """Per section and rule: the verdicts read, and those that change under ``method`` (old -> new, with the
-    position among that rule's readings in the section)."""
-    if sections is None:
-        from gspo_lab.findings.page import SECTIONS
-
-        sections = SECTIONS
-    before = verdicts(sections)
-    with interval_method(method):
-        after = verdicts(sections)
+def pair(before: dict, after: dict, new: str) -> list[dict]:
+    """Per section and rule: verdicts read, and those that differ between two passes' logs."""
     rows = []
-    for section, old in before.items():
-        new = after.get(section, [])
-        if [r for r, _ in old] != [r for r, _ in new]:
-            raise RuntimeError(f"section {section!r} read other rules under {method!r}: the passes do not pair up")
+    for section, first in before.items():
+        second = after.get(section, [])
+        if [r for r, *_ in first] != [r for r, *_ in second]:
+            raise RuntimeError(f"section {section!r} read other rules under {new!r}: the passes do not pair up")
         per_rule: dict[str, dict] = {}
         seen: dict[str, int] = defaultdict(int)
-        for (rule, a), (_, b) in zip(old, new, strict=True):
+        for (rule, a, where), (_, b, _) in zip(first, second, strict=True):
             entry = per_rule.setdefault(rule, {"section": section, "rule": rule, "read": 0, "changed": []})
             entry["read"] += 1
             if a != b:
-                entry["changed"].append((seen[rule], a, b))
+                entry["changed"].append((seen[rule], where, a, b))
             seen[rule] += 1
         rows.extend(per_rule.values())
     return rows
 
 
-def table(rows: list[dict]) -> str:
+def reread(old: str = "percentile", new: str = PAGE_INTERVAL, sections=None) -> list[dict]:
+    """Per section and rule: how many verdicts were read, and those that differ between the ``old`` and the ``new``
+    interval (position among the section's verdicts of that rule, where, old outcome, new outcome)."""
+    return page_pass(sections, old, new)[1]
+
+
+def page_pass(sections=None, old: str = "percentile", new: str = PAGE_INTERVAL) -> tuple[dict, list[dict]]:
+    """Every section's output under ``new`` (the page's interval) and the re-reading against ``old``: one pass each."""
+    if sections is None:
+        from gspo_lab.findings.page import SECTIONS
+
+        sections = SECTIONS
+    with interval_method(old):
+        before, _ = verdicts(sections)
+    with interval_method(new):
+        after, outputs = verdicts(sections)
+    return outputs, pair(before, after, new)
+
+
+def table(rows: list[dict], changed_only: bool = False) -> str:
     """The re-reading as a Markdown table: section, rule, verdicts read, and each change."""
-    lines = ["| section | rule | read | changed (position: page's → re-read) |", "| --- | --- | --- | --- |"]
+    lines = ["| section | rule | read | changed (where: before → after) |", "| --- | --- | --- | --- |"]
     for r in rows:
-        changes = "; ".join(f"{i}: {a} → {b}" for i, a, b in r["changed"]) or "—"
+        if changed_only and not r["changed"]:
+            continue
+        changes = "; ".join(f"{w or f'#{i}'}: {a} → {b}" for i, w, a, b in r["changed"]) or "—"
         lines.append(f"| {r['section']} | `{r['rule']}` | {r['read']} | {changes} |")
     moved = sum(len(r["changed"]) for r in rows)
     lines.append(f"\n{moved} of {sum(r['read'] for r in rows)} verdicts change.")
