@@ -178,6 +178,28 @@ def _fresh(table: pd.DataFrame) -> list[list]:
     return rows
 
 
+def _fresh_cost(table: pd.DataFrame) -> list[dict]:
+    """Per model, on the fresh seeds: GSPO's late accuracy without and with the relative cap, the paired lift and its
+    verdict (``f10c.rel_gspo``), and the cap's cost — the share of updates it rescales and the wall time per cell."""
+    out = []
+    new = table[table["source"] == SPECS["confirm"]]
+    for model, n in new.groupby("model", sort=False):
+        plain, rel = n[n["arm_id"] == "B"], n[n["arm_id"] == "REL-GSPO"]
+        diff = paired_diff(n, "REL-GSPO", "B", "late_acc")
+        if not (len(plain) and len(rel) and len(diff)):
+            continue
+        out.append({
+            "model": model,
+            "plain": num(plain["late_acc"].mean()),
+            "capped": num(rel["late_acc"].mean()),
+            "lift": diff_cell(diff),
+            "verdict": _provisional(rel_gspo_verdict(diff), n, ("REL-GSPO", "B")),
+            "share": f"{rel['capped'].mean():.0%}",
+            "wall": f"{rel['wall_s'].median() / plain['wall_s'].median():.2f}",
+        })  # fmt: skip
+    return out
+
+
 def _accounts(two_verdicts: list[dict], shrink: dict) -> list[dict]:
     """Per model, ``f10.account`` (post hoc) on its 2×2, SKIP − SHRINK and REL-GSPO − REL-GRPO verdicts."""
     out = []
@@ -248,6 +270,7 @@ def section() -> tuple[dict, dict]:
         "shrink_rows": shrink_rows,
         "shrink_cmp": shrink_cmp,
         "fresh": _fresh(table),
+        "fresh_cost": _fresh_cost(table),
         "fresh_seeds": "{}-{}".format(*(f(spec(SPECS["confirm"]).seeds("confirm")) for f in (min, max))),
         "dose": dose,
         "classes": classes,

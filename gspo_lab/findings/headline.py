@@ -273,6 +273,8 @@ def recipe(ctx: dict) -> dict:
         "capped": _by(ctx["f2"]["verdicts"], "clip")["1"],
         "production_late": ctx["f2_confirm"]["late"],
         "relative": [row for row in ctx["f10"]["shrink_cmp"] if "recent median" in row[1]],
+        "relative_fresh": ctx["f10"]["fresh_cost"],
+        "relative_seeds": ctx["f10"]["fresh_seeds"],
         "corrections": {"none": sum(v["verdict"].outcome == "none" for v in f11c), "of": len(f11c)},
         "f11c": f11c,
     }
