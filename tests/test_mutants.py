@@ -637,6 +637,8 @@ RULE_MUTANTS += [
           _same(lambda d_grpo, d_gspo: "gspo_like"), "GSPO's side never read (every lift over GRPO 'like GSPO')"),
     _rule("f10t.two_by_two", "t interval across 0 where the bootstrap's is above", "gspo_lab.findings.f10_ten.t_sign",
           _same(interval_sign), "the percentile bootstrap instead of the declared Student-t interval"),
+    _rule("f10u.skip_shrink", "t interval across 0 where the bootstrap's is above", "gspo_lab.findings.f10_ten.t_sign",
+          _same(interval_sign), "the page's bootstrap-t instead of the declared Student-t interval"),
     _rule("f2t.ten", "GRPO 7/10, GSPO 0/10", "gspo_lab.findings.f2_ten._class",
           _same(lambda k, n: "high" if k >= 0.7 * n else "low" if k <= 0.2 * n else "mid"),
           "'collapses' loosened from 4n/5 to 7n/10 (7 of 10 would read as a separation)"),

@@ -40,7 +40,7 @@ UP = S([0.05, 0.04, 0.06, 0.03, 0.05])  # a paired difference whose interval lie
 DOWN = -UP
 MIXED = S([0.04, -0.05, 0.03, -0.04, 0.01])  # mean -0.002, interval across 0
 MIXED_POS = S([0.06, -0.05, 0.03, -0.04, 0.02])  # mean +0.004, interval across 0
-# the percentile bootstrap's interval lies above 0 (every resampled mean >= 0.01), the Student-t interval crosses 0
+# the page's bootstrap-t interval and the percentile bootstrap's lie above 0, the Student-t interval crosses 0
 EDGE = S([0.10, 0.02, 0.03, 0.01, 0.02])
 
 
@@ -414,6 +414,12 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
             lambda: f10t.ten_verdict(_effects(UP, EDGE, MIXED, MIXED)),
             "mixed",
         ),
+    ],
+    "f10u.skip_shrink": [
+        ("skip higher", lambda: f10t.skip_ten_verdict(UP), "higher"),
+        ("skip lower", lambda: f10t.skip_ten_verdict(DOWN), "lower"),
+        ("across 0", lambda: f10t.skip_ten_verdict(MIXED), "none"),
+        ("t interval across 0 where the bootstrap's is above", lambda: f10t.skip_ten_verdict(EDGE), "none"),
     ],
     "f2t.ten": [
         ("GRPO 8/10, GSPO 1/10", lambda: f2t.ten_verdict(8, 10, 1, 10), "separates"),

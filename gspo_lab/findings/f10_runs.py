@@ -65,7 +65,7 @@ def _arm_id(row) -> str:
         return {(True, "grpo"): "A", (True, "gspo"): "B", (False, "grpo"): "C", (False, "gspo"): "D"}[
             (_off(row["norm_of"]), row["objective"])
         ]
-    if row["source"] == SPECS["shrink"]:
+    if row["source"] in (SPECS["shrink"], SPECS["shrink_ten"]):  # shrink / skip, and its fresh seeds
         if not _off(row["grad_skip"]):
             return "SKIP"
         if not _off(row["grad_clip_rel"]):
@@ -261,8 +261,11 @@ def section() -> tuple[dict, dict]:
     shrink_rows, shrink_cmp, shrink_verdicts = _shrink_skip(table)
     dose, classes, duals, dose_data = _onset(table)
     ctx = {
-        "progress": [progress(spec(name)) for name in SPECS.values() if name != SPECS["ten"]],
+        "progress": [
+            progress(spec(name)) for name in SPECS.values() if name not in (SPECS["ten"], SPECS["shrink_ten"])
+        ],
         "ten": f10_ten.section(table),
+        "skip_ten": f10_ten.skip_section(table),
         "two_rows": two_rows,
         "effects": effect_rows,
         "two_verdicts": two_verdicts,

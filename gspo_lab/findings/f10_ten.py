@@ -1,5 +1,7 @@
 """Finding 10's norm × direction 2×2 at ten seeds (issue 22): ``f10_direction_norm``'s seeds 30-34 pooled with the
-fresh seeds 60-64 of ``data/specs/f10t_two_by_two_ten.toml``.
+fresh seeds 60-64 of ``data/specs/f10t_two_by_two_ten.toml``; and skip vs shrink the same way (``f10_shrink_skip``'s
+seeds 30-34 with ``data/specs/f10u_shrink_skip_ten.toml``'s 60-64, rule ``f10u.skip_shrink``: SKIP − SHRINK by the
+Student-t interval over the ten seeds, with the same robustness re-readings).
 
 Rule ``f10t.two_by_two`` per model: ``f10.two_by_two``'s outcomes and logic on the ten seeds, each of the four paired
 effects *higher* when its 95 % Student-t interval lies above 0 (:func:`gspo_lab.experiments.stats.t_sign`). Declared
@@ -11,13 +13,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gspo_lab.experiments.stats import t_sign
-from gspo_lab.findings.f10_why import EFFECTS, SPECS, TWO_BY_TWO, effects, two_by_two_verdict
+from gspo_lab.experiments.stats import paired_diff, t_sign
+from gspo_lab.findings.f10_why import EFFECTS, SKIP_SHRINK, SPECS, TWO_BY_TWO, effects, two_by_two_verdict
 from gspo_lab.findings.fmt import t_cell
 from gspo_lab.findings.rules import PENDING, Rule, register
 from gspo_lab.findings.tables import progress, spec
 
-__all__ = ["TEN", "ten_verdict", "robust_ten", "section"]
+__all__ = ["TEN", "SKIP_TEN", "ten_verdict", "robust_ten", "section", "skip_ten_verdict", "robust_skip", "skip_section"]
 
 SEEDS = 10
 TEN = register(
@@ -71,3 +73,67 @@ def section(table: pd.DataFrame) -> dict:
         verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust"})
     header = ["model", *EFFECTS, "f10t.two_by_two (seeds 30-34 + 60-64)", "fresh seeds alone", "robustness"]
     return {"progress": progress(spec(SPECS["ten"])), "rows": rows, "verdicts": verdicts, "header": header}
+
+
+SKIP_TEN = register(
+    Rule(
+        "f10u.skip_shrink",
+        "10",
+        dict(SKIP_SHRINK.outcomes),
+        {"LEVEL": 0.95},
+        declared="data/specs/f10u_shrink_skip_ten.toml, before its runs (Student-t interval, ten seeds)",
+        marker="Rule f10u.skip_shrink per model, declared here",
+        specs=(SPECS["shrink_ten"],),
+    )
+)
+
+
+def skip_ten_verdict(diff: pd.Series):
+    """Rule ``f10u.skip_shrink`` on per-seed SKIP − SHRINK differences (pending without two seeds)."""
+    if len(diff) < 2:
+        return SKIP_TEN.verdict(PENDING)
+    return SKIP_TEN.verdict({1: "higher", -1: "lower", 0: "none"}[t_sign(diff)])
+
+
+def robust_skip(m: pd.DataFrame) -> tuple:
+    """(verdict, flips, difference) on one model's pooled SKIP and SHRINK runs (seed, late_acc, reward_auc,
+    eval_final): leave-one-seed-out, training-reward AUC and the final evaluation alone, as declared."""
+    diff = paired_diff(m, "SKIP", "SHRINK", "late_acc")
+    verdict = skip_ten_verdict(diff)
+    if verdict.outcome == PENDING:
+        return verdict, [], diff
+    flips = []
+    for name, column in (("training-reward AUC", "reward_auc"), ("final evaluation", "eval_final")):
+        other = skip_ten_verdict(paired_diff(m, "SKIP", "SHRINK", column))
+        if other.outcome != verdict.outcome:
+            flips.append(f"{name}: {other.label}")
+    for seed in sorted(m["seed"].unique()):
+        other = skip_ten_verdict(paired_diff(m[m["seed"] != seed], "SKIP", "SHRINK", "late_acc"))
+        if other.outcome != verdict.outcome:
+            flips.append(f"without seed {seed}: {other.label}")
+    if len(diff) < SEEDS:
+        verdict = SKIP_TEN.verdict(verdict.outcome, f"{len(diff)} of {SEEDS} seeds finished")
+    return verdict, flips, diff
+
+
+def skip_section(table: pd.DataFrame) -> dict:
+    """Skip vs shrink at ten seeds from finding 10's runs table (:func:`gspo_lab.findings.f10_runs.runs`)."""
+    rows, verdicts = [], []
+    sources = [SPECS["shrink"], SPECS["shrink_ten"]]
+    pool = table[table["source"].isin(sources) & table["arm_id"].isin(["SKIP", "SHRINK"])]
+    for model, m in pool.groupby("model", sort=False):
+        verdict, flips, diff = robust_skip(m)
+        fresh = skip_ten_verdict(paired_diff(m[m["source"] == SPECS["shrink_ten"]], "SKIP", "SHRINK", "late_acc"))
+        counts = [
+            f"{int(g['collapsed'].sum())}/{len(g)}" for arm in ("SKIP", "SHRINK") for g in [m[m["arm_id"] == arm]]
+        ]
+        shares = [
+            f"{m[m['arm_id'] == 'SKIP']['skipped'].mean():.1%}",
+            f"{m[m['arm_id'] == 'SHRINK']['capped'].mean():.1%}",
+        ]
+        sure = "fragile: " + "; ".join(flips) if flips else "robust"
+        rows.append([model, t_cell(diff), str(verdict), fresh.label, sure, *counts, *shares])
+        verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust"})
+    header = ["model", "SKIP − SHRINK, seeds 30-34 + 60-64", "f10u.skip_shrink", "fresh seeds alone", "robustness",
+              "collapsed, SKIP", "collapsed, SHRINK", "updates skipped", "updates capped"]  # fmt: skip
+    return {"progress": progress(spec(SPECS["shrink_ten"])), "rows": rows, "verdicts": verdicts, "header": header}

@@ -65,6 +65,7 @@ SPECS = {
     "onset": "f10_onset_dual",
     "confirm": "f10c_relative_confirm",
     "ten": "f10t_two_by_two_ten",
+    "shrink_ten": "f10u_shrink_skip_ten",
 }
 _SIGN = {1: "higher", -1: "lower", 0: "none"}
 
