@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from test_experiments import SPEC as LOCAL_SPEC  # the local runner's tiny spec: four cells
 
 from gspo_lab.cli import build_parser
 from gspo_lab.experiments import cluster
@@ -16,28 +17,7 @@ from gspo_lab.experiments.runner import run_sweep
 from gspo_lab.experiments.spec import cells, load_spec
 from gspo_lab.experiments.store import load_result, result_path
 
-SPEC = """
-name = "ray_test"
-description = "tests/test_cluster.py: four tiny cells"
-core = false
-
-[seeds]
-search = [0]
-confirm = [1]
-
-[base]
-checkpoint = "sweep-sort"
-length = 6
-prompts_per_rollout = 4
-group_size = 4
-minibatches = 2
-rollouts = 2
-eval_every = 1
-eval_prompts = 8
-
-[grid]
-objective = ["grpo", "gspo"]
-"""
+SPEC = LOCAL_SPEC.replace('name = "smoke_test"', 'name = "ray_test"')
 
 LOCAL_ONLY = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 """Ray on Linux swaps 127.0.0.1 for the node's network address unless told the first; so every server binds to the
@@ -89,12 +69,14 @@ def _comparable(result: dict) -> dict:
 def test_ray_sweep_stores_what_the_local_runner_stores(head, spec, tmp_path, monkeypatch):
     fault = tmp_path / "fault"
     fault.mkdir()
-    monkeypatch.setenv(cluster.FAULT_ENV, str(fault))  # every cell's first attempt kills its worker
+    doomed = cells(spec)[1].key
+    (fault / f"{doomed}.die").touch()
+    monkeypatch.setenv(cluster.FAULT_ENV, str(fault))  # that cell's first attempt kills its worker
     t0 = time.perf_counter()
     table = cluster.run_sweep_ray(spec, address=head, command="ray test", progress=False)
     ray_s = time.perf_counter() - t0
     assert len(table) == 4
-    assert sorted(p.name for p in fault.iterdir()) == sorted(c.key for c in cells(spec)), "each cell died once"
+    assert (fault / doomed).exists(), "the doomed cell's first worker died, and the cell was re-run"
     ray_results = {c.key: load_result(result_path(c)) for c in cells(spec)}
     assert all(r["command"] == "ray test" for r in ray_results.values())
 
@@ -104,7 +86,7 @@ def test_ray_sweep_stores_what_the_local_runner_stores(head, spec, tmp_path, mon
     run_sweep(spec, workers=1, command="ray test", progress=False)
     for c in cells(spec):
         assert _comparable(ray_results[c.key]) == _comparable(load_result(result_path(c))), c.key
-    print(f"ray sweep of 4 cells with 4 killed workers: {ray_s:.1f} s")
+    print(f"ray sweep of 4 cells, one worker killed: {ray_s:.1f} s")
 
 
 def test_finished_cells_are_skipped_without_a_cluster(spec, monkeypatch):

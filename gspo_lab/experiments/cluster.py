@@ -43,7 +43,8 @@ EXCLUDES = [".git", ".venv", "runs", "data/results", "docs", "notebooks", "tests
 RETRIES = 2
 """Re-runs of a task whose worker died (Ray's ``max_retries``; an exception raised by the cell is not retried)."""
 FAULT_ENV = "GSPO_LAB_RAY_FAULT"
-"""Tests only: a folder; while it exists, each task's first attempt at a cell exits its worker (a killed worker)."""
+"""Tests only: a folder; a cell whose key names a file ``<key>.die`` there has its first attempt exit its worker (a
+killed worker); the attempt leaves ``<key>`` beside it."""
 INSTALL_HINT = "install the cluster extra: `source scripts/env.sh cluster` (or pip install -e '.[cluster]')"
 
 
@@ -97,7 +98,7 @@ def _train_cell(cell: Cell, command: str) -> dict:
 
     os.environ.setdefault("GSPO_LAB_RUNS", str(Path.home() / ".cache" / "gspo-lab" / "ray-runs"))
     fault = os.environ.get(FAULT_ENV)
-    if fault and Path(fault).is_dir():
+    if fault and (Path(fault) / f"{cell.key}.die").exists():
         marker = Path(fault) / cell.key
         if not marker.exists():
             marker.touch()

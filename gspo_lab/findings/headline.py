@@ -94,6 +94,7 @@ def story(ctx: dict) -> dict:
             "two": ctx["f10"]["two_verdicts"],
             "accounts": ctx["f10"]["accounts"],
             "ten": ctx["f10"]["ten"]["verdicts"],
+            "skip_ten": ctx["f10"]["skip_ten"]["verdicts"],
         },
         "clipping": {
             "grpo": ctx["f1"]["absolute"]["grpo"],
