@@ -176,8 +176,11 @@ for v in why["two_verdicts"]:
 
 # %%
 display(pd.DataFrame(why["shrink_cmp"], columns=["model", "comparison", "late held-out acc., paired", "verdict"]))
-display(pd.DataFrame(why["fresh"], columns=["model", "comparison", "seeds 30-34", "fresh seeds 40-44", "verdict"]))
-display(pd.DataFrame(why["duals"], columns=["model", "cap", "dual-clip + cap − cap, paired", "verdict (f10.dual_cap)"]))
+fresh = f"fresh seeds {why['fresh_seeds']}"
+display(pd.DataFrame(why["fresh"], columns=["model", "comparison", "seeds 30-34", fresh, "verdict"]))
+display(pd.DataFrame(why["skip_ten"]["rows"], columns=why["skip_ten"]["header"]))  # skip vs shrink at ten seeds
+display(pd.DataFrame(why["duals"], columns=["model", "cap", "collapsed, dual-clip + cap", "collapsed, cap alone",
+                                            "dual-clip + cap − cap, paired", "verdict (f10.dual_cap)"]))
 for a in why["accounts"]:  # rule f10.account, written after the results
     print(f"together, {a['model']}: {a['verdict']}{a['verdict'].when}")
 
