@@ -90,7 +90,7 @@ def test_reread_pairs_each_rules_verdicts_and_names_the_changes():
     pick = {1: "higher", 0: "none", -1: "lower"}
     edge, clear = [0.01, -0.002, 0.03, 0.004, 0.02], [0.5, 0.52, 0.49, 0.51, 0.5]
     sections = {"s": lambda: [rule.verdict(pick[interval_sign(v)]) for v in (clear, edge)]}
-    rows = reread("percentile", "bootstrap_t", sections)
+    rows = reread(sections, "percentile", "bootstrap_t")
     assert rows == [{"section": "s", "rule": "test.edge", "read": 2, "changed": [(1, "", "higher", "none")]}]
     assert "1 of 2 verdicts change" in table(rows)
     from gspo_lab.experiments import stats
@@ -98,4 +98,4 @@ def test_reread_pairs_each_rules_verdicts_and_names_the_changes():
     other = Rule("test.other", "0", {"x": "x"}, {}, declared="test")
     mutant = {"s": lambda: rule.verdict("higher") if stats._INTERVAL[0] == "percentile" else other.verdict("x")}
     with pytest.raises(RuntimeError, match="do not pair up"):
-        reread("percentile", "t", mutant)
+        reread(mutant, "percentile", "t")

@@ -18,9 +18,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.reread:
+        from gspo_lab.findings.page import SECTIONS
         from gspo_lab.findings.reread import reread, table
 
-        print(table(reread(args.reread), changed_only=True))
+        print(table(reread(SECTIONS, args.reread), changed_only=True))
         return 0
     if args.check:
         problems = check()

@@ -78,18 +78,15 @@ def pair(before: dict, after: dict, new: str) -> list[dict]:
     return rows
 
 
-def reread(old: str = "percentile", new: str = PAGE_INTERVAL, sections=None) -> list[dict]:
-    """Per section and rule: how many verdicts were read, and those that differ between the ``old`` and the ``new``
-    interval (position among the section's verdicts of that rule, where, old outcome, new outcome)."""
+def reread(sections: dict, old: str = "percentile", new: str = PAGE_INTERVAL) -> list[dict]:
+    """Per section (``{name: section function}``, e.g. :data:`gspo_lab.findings.page.SECTIONS`) and rule: how many
+    verdicts were read, and those that differ between the ``old`` and the ``new`` interval (position among the
+    section's verdicts of that rule, where, old outcome, new outcome)."""
     return page_pass(sections, old, new)[1]
 
 
-def page_pass(sections=None, old: str = "percentile", new: str = PAGE_INTERVAL) -> tuple[dict, list[dict]]:
+def page_pass(sections: dict, old: str = "percentile", new: str = PAGE_INTERVAL) -> tuple[dict, list[dict]]:
     """Every section's output under ``new`` (the page's interval) and the re-reading against ``old``: one pass each."""
-    if sections is None:
-        from gspo_lab.findings.page import SECTIONS
-
-        sections = SECTIONS
     with interval_method(old):
         before, _ = verdicts(sections)
     with interval_method(new):
