@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gspo_lab.experiments.stats import paired_diff, t_sign
-from gspo_lab.findings.f10_why import EFFECTS, SKIP_SHRINK, SPECS, TWO_BY_TWO, effects, two_by_two_verdict
+from gspo_lab.findings.f10_why import EFFECTS, SKIP_SHRINK, SPECS, TWO_BY_TWO, _signed, effects, two_by_two_verdict
 from gspo_lab.findings.fmt import t_cell
 from gspo_lab.findings.rules import PENDING, Rule, register
 from gspo_lab.findings.tables import progress, spec
@@ -40,20 +40,26 @@ def ten_verdict(diffs: dict[str, pd.Series]):
     return two_by_two_verdict(diffs, TEN, t_sign)
 
 
+def _flips(read, m: pd.DataFrame, outcome: str, name=lambda v: v.label) -> list[str]:
+    """The declared re-readings under which ``read(runs, column) -> Verdict`` leaves ``outcome``: training-reward AUC,
+    the final evaluation alone, and late accuracy with each seed left out."""
+    flips = []
+    for what, column in (("training-reward AUC", "reward_auc"), ("final evaluation", "eval_final")):
+        if (other := read(m, column)).outcome != outcome:
+            flips.append(f"{what}: {name(other)}")
+    for seed in sorted(m["seed"].unique()):
+        if (other := read(m[m["seed"] != seed], "late_acc")).outcome != outcome:
+            flips.append(f"without seed {seed}: {name(other)}")
+    return flips
+
+
 def robust_ten(m: pd.DataFrame) -> tuple:
     """(verdict, flips) on one model's pooled 2×2 runs (arm_id A-D, seed, late_acc, reward_auc, eval_final)."""
     verdict = ten_verdict(effects(m))
     if verdict.outcome == PENDING:
         return verdict, []
-    flips = []
-    for name, column in (("training-reward AUC", "reward_auc"), ("final evaluation", "eval_final")):
-        other = ten_verdict(effects(m, column))
-        if other.outcome != verdict.outcome:
-            flips.append(f"{name}: {other.label.split(':')[0]}")
-    for seed in sorted(m["seed"].unique()):
-        other = ten_verdict(effects(m[m["seed"] != seed]))
-        if other.outcome != verdict.outcome:
-            flips.append(f"without seed {seed}: {other.label.split(':')[0]}")
+    flips = _flips(lambda runs, column: ten_verdict(effects(runs, column)), m, verdict.outcome,
+                   lambda v: v.label.split(":")[0])  # fmt: skip
     done = m.groupby("arm_id")["seed"].nunique().min() if len(m) else 0
     if done < SEEDS:
         verdict = TEN.verdict(verdict.outcome, f"{done} of {SEEDS} seeds finished")
@@ -90,9 +96,7 @@ SKIP_TEN = register(
 
 def skip_ten_verdict(diff: pd.Series):
     """Rule ``f10u.skip_shrink`` on per-seed SKIP − SHRINK differences (pending without two seeds)."""
-    if len(diff) < 2:
-        return SKIP_TEN.verdict(PENDING)
-    return SKIP_TEN.verdict({1: "higher", -1: "lower", 0: "none"}[t_sign(diff)])
+    return _signed(SKIP_TEN, diff, t_sign)
 
 
 def robust_skip(m: pd.DataFrame) -> tuple:
@@ -102,15 +106,8 @@ def robust_skip(m: pd.DataFrame) -> tuple:
     verdict = skip_ten_verdict(diff)
     if verdict.outcome == PENDING:
         return verdict, [], diff
-    flips = []
-    for name, column in (("training-reward AUC", "reward_auc"), ("final evaluation", "eval_final")):
-        other = skip_ten_verdict(paired_diff(m, "SKIP", "SHRINK", column))
-        if other.outcome != verdict.outcome:
-            flips.append(f"{name}: {other.label}")
-    for seed in sorted(m["seed"].unique()):
-        other = skip_ten_verdict(paired_diff(m[m["seed"] != seed], "SKIP", "SHRINK", "late_acc"))
-        if other.outcome != verdict.outcome:
-            flips.append(f"without seed {seed}: {other.label}")
+    flips = _flips(lambda runs, column: skip_ten_verdict(paired_diff(runs, "SKIP", "SHRINK", column)), m,
+                   verdict.outcome)  # fmt: skip
     if len(diff) < SEEDS:
         verdict = SKIP_TEN.verdict(verdict.outcome, f"{len(diff)} of {SEEDS} seeds finished")
     return verdict, flips, diff

@@ -187,10 +187,11 @@ EFFECTS = {
 }
 
 
-def _signed(rule: Rule, diff: pd.Series) -> Verdict:
+def _signed(rule: Rule, diff: pd.Series, sign=None) -> Verdict:
+    """``rule``'s higher / lower / none on per-seed differences by ``sign`` (default: the page's interval_sign)."""
     if len(diff) < 2:
         return rule.verdict(PENDING)
-    return rule.verdict(_SIGN[interval_sign(diff)])
+    return rule.verdict(_SIGN[(sign or interval_sign)(diff)])
 
 
 def late_verdict(diff: pd.Series) -> Verdict:
