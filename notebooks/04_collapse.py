@@ -177,7 +177,7 @@ for v in why["two_verdicts"]:
 # %%
 display(pd.DataFrame(why["shrink_cmp"], columns=["model", "comparison", "late held-out acc., paired", "verdict"]))
 fresh = f"fresh seeds {why['fresh_seeds']}"
-display(pd.DataFrame(why["fresh"], columns=["model", "comparison", "seeds 30-34", fresh, "verdict"]))
+display(pd.DataFrame(why["fresh"], columns=["model", "comparison", "seeds 30-34", fresh, "verdict", "robustness"]))
 display(pd.DataFrame(why["skip_ten"]["rows"], columns=why["skip_ten"]["header"]))  # skip vs shrink at ten seeds
 display(pd.DataFrame(why["duals"], columns=["model", "cap", "collapsed, dual-clip + cap", "collapsed, cap alone",
                                             "dual-clip + cap − cap, paired", "verdict (f10.dual_cap)"]))

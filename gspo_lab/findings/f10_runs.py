@@ -174,7 +174,10 @@ def _fresh(table: pd.DataFrame) -> list[list]:
             before, fresh = paired_diff(o, arm, base, "late_acc"), paired_diff(n, arm, base, "late_acc")
             verdict = _provisional(rule(fresh), n, (arm, base))
             pair = f"{ARMS[arm]} − {ARMS[base]}"
-            rows.append([model, pair, f"{diff_cell(before)} ({seen})", diff_cell(fresh), str(verdict)])
+            read = lambda runs, column, arm=arm, base=base, rule=rule: rule(paired_diff(runs, arm, base, column))  # noqa: E731
+            flips = f10_ten.reread_flips(read, n, verdict.outcome)
+            sure = "fragile: " + "; ".join(flips) if flips else "robust"
+            rows.append([model, pair, f"{diff_cell(before)} ({seen})", diff_cell(fresh), str(verdict), sure])
     return rows
 
 

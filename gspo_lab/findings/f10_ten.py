@@ -19,7 +19,17 @@ from gspo_lab.findings.fmt import t_cell
 from gspo_lab.findings.rules import PENDING, Rule, register
 from gspo_lab.findings.tables import progress, spec
 
-__all__ = ["TEN", "SKIP_TEN", "ten_verdict", "robust_ten", "section", "skip_ten_verdict", "robust_skip", "skip_section"]
+__all__ = [
+    "TEN",
+    "SKIP_TEN",
+    "ten_verdict",
+    "robust_ten",
+    "section",
+    "skip_ten_verdict",
+    "robust_skip",
+    "skip_section",
+    "reread_flips",
+]
 
 SEEDS = 10
 TEN = register(
@@ -40,7 +50,7 @@ def ten_verdict(diffs: dict[str, pd.Series]):
     return two_by_two_verdict(diffs, TEN, t_sign)
 
 
-def _flips(read, m: pd.DataFrame, outcome: str, name=lambda v: v.label) -> list[str]:
+def reread_flips(read, m: pd.DataFrame, outcome: str, name=lambda v: v.label) -> list[str]:
     """The declared re-readings under which ``read(runs, column) -> Verdict`` leaves ``outcome``: training-reward AUC,
     the final evaluation alone, and late accuracy with each seed left out."""
     flips = []
@@ -58,7 +68,7 @@ def robust_ten(m: pd.DataFrame) -> tuple:
     verdict = ten_verdict(effects(m))
     if verdict.outcome == PENDING:
         return verdict, []
-    flips = _flips(lambda runs, column: ten_verdict(effects(runs, column)), m, verdict.outcome,
+    flips = reread_flips(lambda runs, column: ten_verdict(effects(runs, column)), m, verdict.outcome,
                    lambda v: v.label.split(":")[0])  # fmt: skip
     done = m.groupby("arm_id")["seed"].nunique().min() if len(m) else 0
     if done < SEEDS:
@@ -106,7 +116,7 @@ def robust_skip(m: pd.DataFrame) -> tuple:
     verdict = skip_ten_verdict(diff)
     if verdict.outcome == PENDING:
         return verdict, [], diff
-    flips = _flips(lambda runs, column: skip_ten_verdict(paired_diff(runs, "SKIP", "SHRINK", column)), m,
+    flips = reread_flips(lambda runs, column: skip_ten_verdict(paired_diff(runs, "SKIP", "SHRINK", column)), m,
                    verdict.outcome)  # fmt: skip
     if len(diff) < SEEDS:
         verdict = SKIP_TEN.verdict(verdict.outcome, f"{len(diff)} of {SEEDS} seeds finished")
