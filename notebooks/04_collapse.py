@@ -181,6 +181,7 @@ display(pd.DataFrame(why["fresh"], columns=["model", "comparison", "seeds 30-34"
 display(pd.DataFrame(why["skip_ten"]["rows"], columns=why["skip_ten"]["header"]))  # skip vs shrink at ten seeds
 display(pd.DataFrame(why["duals"], columns=["model", "cap", "collapsed, dual-clip + cap", "collapsed, cap alone",
                                             "dual-clip + cap − cap, paired", "verdict (f10.dual_cap)"]))
+display(pd.DataFrame(why["dual_ten"]["rows"], columns=why["dual_ten"]["header"]))  # dual-clip under a cap, ten seeds
 for a in why["accounts"]:  # rule f10.account, written after the results
     print(f"together, {a['model']}: {a['verdict']}{a['verdict'].when}")
 

@@ -90,3 +90,15 @@ def test_stored_curves_reads_one_arm_and_names_bad_input():
             stored_curves("f1_clip_fractions", "clip/token_frac:mean", **kw)
     with pytest.raises(ValueError, match="spec_name must name a spec"):
         stored_curves("f9_nothing", "clip/token_frac:mean")
+
+
+def test_the_page_wide_robustness_agrees_with_every_declared_re_reading(computed):
+    """Where a spec declared its own re-readings (finding 2's and 10's ten-seed readings, finding 11), the section's
+    [robust] / [fragile] must match the page-wide column's mark on the same verdict (gspo_lab/findings/robust.py)."""
+    import re
+
+    text = page.render(computed[0])
+    pairs = re.findall(r"(\(fragile\) )?\[(robust|fragile)\]", text)
+    assert len(pairs) >= 20
+    assert [sure for mark, sure in pairs if bool(mark) != (sure == "fragile")] == []
+    assert computed[0]["robust"]["fragile_count"] > 0 and computed[0]["robust"]["read"] > 250

@@ -28,6 +28,7 @@ import gspo_lab.findings.f6_variance as f6
 import gspo_lab.findings.f7_token_adv as f7
 import gspo_lab.findings.f8_dense as f8
 import gspo_lab.findings.f9_precursors as f9
+import gspo_lab.findings.f10_dual as f10v
 import gspo_lab.findings.f10_ten as f10t
 import gspo_lab.findings.f10_why as f10
 import gspo_lab.findings.f11_corrections as f11c
@@ -421,6 +422,12 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("across 0", lambda: f10t.skip_ten_verdict(MIXED), "none"),
         ("t interval across 0 where the bootstrap's is above", lambda: f10t.skip_ten_verdict(EDGE), "none"),
     ],
+    "f10v.dual_cap": [
+        ("dual-clip higher", lambda: f10v.dual_ten_verdict(UP), "higher"),
+        ("dual-clip lower", lambda: f10v.dual_ten_verdict(DOWN), "lower"),
+        ("across 0", lambda: f10v.dual_ten_verdict(MIXED), "none"),
+        ("t interval across 0 where the bootstrap's is above", lambda: f10v.dual_ten_verdict(EDGE), "none"),
+    ],
     "f2t.ten": [
         ("GRPO 8/10, GSPO 1/10", lambda: f2t.ten_verdict(8, 10, 1, 10), "separates"),
         ("GRPO 2/10, GSPO 0/10", lambda: f2t.ten_verdict(2, 10, 0, 10), "neither"),
@@ -531,3 +538,39 @@ def test_f11_robustness_lists_every_rereading_that_changes_the_verdict():
     steady.loc[steady["arm_id"].eq("sapo"), "late_acc"] += 0.05  # above GSPO on every seed, by 0.05
     verdict, flips = f11.robust_position(steady, "sapo")
     assert verdict.outcome == "above_gspo" and any(f.startswith("training-reward AUC") for f in flips)
+
+
+def test_f10v_pools_the_cap_alone_arms_each_seed_set_declares():
+    """Seeds 10-14: finding 2's stored cap-alone arm; 60-64: f10v's cap-30 arm, and at cap 10 f10u's SHRINK arm."""
+    from gspo_lab.findings.f10_why import SPECS
+
+    rows = []
+    for seed, source in [(10, SPECS["onset"]), (60, f10v.SPEC)]:
+        rows.append(
+            {"model": "MoE", "source": source, "arm_id": "grpo_dual_clip clip 10", "seed": seed, "late_acc": 0.5}
+        )
+        rows.append(
+            {"model": "MoE", "source": source, "arm_id": "grpo_dual_clip clip 30", "seed": seed, "late_acc": 0.4}
+        )
+    rows += [
+        {"model": "MoE", "source": "f2", "arm_id": "grpo clip 10", "seed": 10, "late_acc": 0.3},
+        {"model": "MoE", "source": "f2", "arm_id": "grpo clip 30", "seed": 10, "late_acc": 0.2},
+        {"model": "MoE", "source": f10v.SPEC, "arm_id": "grpo clip 30", "seed": 60, "late_acc": 0.1},
+        {"model": "MoE", "source": SPECS["shrink_ten"], "arm_id": "SHRINK", "seed": 60, "late_acc": 0.0},
+        {"model": "MoE", "source": SPECS["shrink_ten"], "arm_id": "SKIP", "seed": 60, "late_acc": 0.9},
+    ]
+    table = pd.DataFrame(rows)
+    ten = f10v.pool(table, "MoE", "10")
+    assert sorted(zip(ten["arm_id"], ten["seed"], ten["late_acc"], strict=True)) == [
+        ("CAP", 10, 0.3),
+        ("CAP", 60, 0.0),
+        ("DUAL", 10, 0.5),
+        ("DUAL", 60, 0.5),
+    ]
+    thirty = f10v.pool(table, "MoE", "30")
+    assert sorted(zip(thirty["arm_id"], thirty["seed"], thirty["fresh"], strict=True)) == [
+        ("CAP", 10, False),
+        ("CAP", 60, True),
+        ("DUAL", 10, False),
+        ("DUAL", 60, True),
+    ]

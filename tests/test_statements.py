@@ -10,6 +10,7 @@ import pytest
 from gspo_lab.experiments.spec import cells, spec_named
 from gspo_lab.experiments.store import result_path, results_root
 from gspo_lab.findings import bookkeeping, f9_precursors, f10_runs
+from gspo_lab.findings.f10_why import SPECS
 from gspo_lab.findings.rules import RULES
 from gspo_lab.paths import data_dir, repo_root
 
@@ -68,7 +69,7 @@ def test_dual_clip_under_a_cap_shows_both_arms_collapse_counts(page):
     ctx, _ = f10_runs.section()
     assert ctx["duals"]
     for model, cap, with_dual, alone, *_ in ctx["duals"]:
-        m = table[table["model"] == model]
+        m = table[(table["model"] == model) & table["source"].isin([SPECS["onset"], "f2"])]  # seeds 10-14 (f10v: 60-64)
         for arm, shown in ((f"grpo_dual_clip clip {cap}", with_dual), (f"grpo clip {cap}", alone)):
             g = m[m["arm_id"] == arm]
             assert shown == f"{int(g['collapsed'].sum())}/{len(g)}", (model, cap, arm)

@@ -25,6 +25,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import gspo_lab.experiments.reading as reading
 from gspo_lab.config import TrainConfig
 from gspo_lab.paths import data_dir
 
@@ -239,7 +240,11 @@ def cells(spec: Spec, seeds: str = "all", *, core: bool = False) -> list[Cell]:
         probe_kw = {k: v for k, v in fields.items() if k not in config_names}
         fields = {k: v for k, v in fields.items() if k in config_names}
         for seed in spec.seeds(seeds):
+            if reading.replicate(spec.probe) and seed == reading.left_out():  # a robustness reading leaves it out
+                continue
             out.append(Cell(spec.name, point, seed, TrainConfig(**fields, seed=seed), spec.probe, probe_kw))
+    if seeds != "all" and reading.replicate(spec.probe):
+        reading.note_seeds(c.seed for c in out)
     return out
 
 

@@ -14,10 +14,13 @@ import gzip
 import json
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.spec import Cell, Spec, cells
 from gspo_lab.paths import data_dir
 
@@ -26,6 +29,7 @@ __all__ = [
     "results_dir",
     "result_path",
     "load_result",
+    "cached",
     "write_result",
     "merge",
     "finished",
@@ -52,9 +56,34 @@ def result_path(cell: Cell) -> Path:
     return results_dir(cell.spec) / f"{cell.key}.json.gz"
 
 
+_CACHE: dict | None = None
+
+
 def load_result(path: str | Path) -> dict:
-    with gzip.open(path, "rt") as f:
-        return json.load(f)
+    """A stored result. Within :func:`cached` the parsed result is kept (by path, size and modification time) and the
+    same object is returned again: callers read results and never change them."""
+    if _CACHE is None:
+        with gzip.open(path, "rt") as f:
+            return json.load(f)
+    st = os.stat(path)
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _CACHE:
+        with gzip.open(path, "rt") as f:
+            _CACHE[key] = json.load(f)
+    return _CACHE[key]
+
+
+@contextmanager
+def cached() -> Iterator[None]:
+    """Within the block, :func:`load_result` parses each stored file once (the findings page reads each many times,
+    once per robustness reading)."""
+    global _CACHE
+    before = _CACHE
+    _CACHE = {} if before is None else before
+    try:
+        yield
+    finally:
+        _CACHE = before
 
 
 def write_result(path: Path, obj: dict) -> None:
@@ -100,9 +129,11 @@ def merge(spec: Spec, *, write: bool = True) -> pd.DataFrame:
 def finished(spec: Spec, seeds: str = "all") -> pd.DataFrame:
     """The merged table of a spec, restricted to a seed set."""
     table = merge(spec, write=False)
-    if table.empty or seeds == "all":
-        return table
-    return table[table["seed_set"] == seeds].reset_index(drop=True)
+    if not table.empty and seeds != "all":
+        table = table[table["seed_set"] == seeds].reset_index(drop=True)
+    if not table.empty and reading.replicate(spec.probe):
+        reading.note_seeds(table["seed"])
+    return table
 
 
 def compare_results(fresh: str | Path, stored: str | Path | None = None) -> dict:

@@ -29,6 +29,8 @@ import math
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
+
 __all__ = [
     "COLLAPSE_FRACTION",
     "LATE_FROM_FRACTION",
@@ -145,8 +147,9 @@ def endpoints(result: dict, *, fraction: float = COLLAPSE_FRACTION, late_from: f
     late = [a for a, r in zip(acc, rollouts, strict=True) if r >= late_from * result["config"]["rollouts"]]
     two = len(acc) >= 2 and acc[-1] < threshold and acc[-2] < threshold
     prompts = result["config"].get("eval_prompts", 64)
+    late_acc = sum(late) / len(late) if late else math.nan
     return {
-        "late_acc": sum(late) / len(late) if late else math.nan,
+        "late_acc": reading.late_value(late_acc, auc, acc[-1]),  # the page's reading: late_acc itself
         "collapsed_two": diverged or two,
         "margin_prompts": (acc[-1] - threshold) * prompts,
         "evals": len(acc),
@@ -178,7 +181,8 @@ def endpoint_v2(result: dict, cold_start: float, *, fraction: float = COLLAPSE_F
     base = endpoints(result, fraction=fraction)
     acc = (result.get("eval") or {}).get("eval/accuracy_sampled", [])
     threshold = fraction * cold_start
-    collapsed = bool(result["summary"].get("diverged")) or (len(acc) >= 2 and max(acc[-2:]) < threshold)
+    two, last = len(acc) >= 2 and max(acc[-2:]) < threshold, len(acc) >= 1 and acc[-1] < threshold
+    collapsed = bool(result["summary"].get("diverged")) or reading.collapsed_value(two, last)
     pr = result.get("per_rollout") or {}
     mode = {}
     for name, key in _MODE.items():

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+import gspo_lab.findings.f10_dual as f10_dual
 import gspo_lab.findings.f10_ten as f10_ten
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import paired_diff
@@ -265,10 +266,13 @@ def section() -> tuple[dict, dict]:
     dose, classes, duals, dose_data = _onset(table)
     ctx = {
         "progress": [
-            progress(spec(name)) for name in SPECS.values() if name not in (SPECS["ten"], SPECS["shrink_ten"])
+            progress(spec(name))
+            for name in SPECS.values()
+            if name not in (SPECS["ten"], SPECS["shrink_ten"], SPECS["dual_ten"])
         ],
         "ten": f10_ten.section(table),
         "skip_ten": f10_ten.skip_section(table),
+        "dual_ten": f10_dual.section(table),
         "two_rows": two_rows,
         "effects": effect_rows,
         "two_verdicts": two_verdicts,

@@ -11,8 +11,11 @@ changes under any of them is *fragile*. Beside it, the fresh seeds alone under t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.stats import paired_diff, t_sign
 from gspo_lab.findings.f10_why import EFFECTS, SKIP_SHRINK, SPECS, TWO_BY_TWO, _signed, effects, two_by_two_verdict
 from gspo_lab.findings.fmt import t_cell
@@ -54,12 +57,13 @@ def reread_flips(read, m: pd.DataFrame, outcome: str, name=lambda v: v.label) ->
     """The declared re-readings under which ``read(runs, column) -> Verdict`` leaves ``outcome``: training-reward AUC,
     the final evaluation alone, and late accuracy with each seed left out."""
     flips = []
-    for what, column in (("training-reward AUC", "reward_auc"), ("final evaluation", "eval_final")):
-        if (other := read(m, column)).outcome != outcome:
-            flips.append(f"{what}: {name(other)}")
-    for seed in sorted(m["seed"].unique()):
-        if (other := read(m[m["seed"] != seed], "late_acc")).outcome != outcome:
-            flips.append(f"without seed {seed}: {name(other)}")
+    with reading.inner():
+        for what, column in (("training-reward AUC", "reward_auc"), ("final evaluation", "eval_final")):
+            if (other := read(m, column)).outcome != outcome:
+                flips.append(f"{what}: {name(other)}")
+        for seed in sorted(m["seed"].unique()):
+            if (other := read(m[m["seed"] != seed], "late_acc")).outcome != outcome:
+                flips.append(f"without seed {seed}: {name(other)}")
     return flips
 
 
@@ -72,7 +76,7 @@ def robust_ten(m: pd.DataFrame) -> tuple:
                    lambda v: v.label.split(":")[0])  # fmt: skip
     done = m.groupby("arm_id")["seed"].nunique().min() if len(m) else 0
     if done < SEEDS:
-        verdict = TEN.verdict(verdict.outcome, f"{done} of {SEEDS} seeds finished")
+        verdict = replace(verdict, provisional=f"{done} of {SEEDS} seeds finished")
     return verdict, flips
 
 
@@ -119,7 +123,7 @@ def robust_skip(m: pd.DataFrame) -> tuple:
     flips = reread_flips(lambda runs, column: skip_ten_verdict(paired_diff(runs, "SKIP", "SHRINK", column)), m,
                    verdict.outcome)  # fmt: skip
     if len(diff) < SEEDS:
-        verdict = SKIP_TEN.verdict(verdict.outcome, f"{len(diff)} of {SEEDS} seeds finished")
+        verdict = replace(verdict, provisional=f"{len(diff)} of {SEEDS} seeds finished")
     return verdict, flips, diff
 
 

@@ -66,6 +66,7 @@ SPECS = {
     "confirm": "f10c_relative_confirm",
     "ten": "f10t_two_by_two_ten",
     "shrink_ten": "f10u_shrink_skip_ten",
+    "dual_ten": "f10v_dual_cap_ten",
 }
 _SIGN = {1: "higher", -1: "lower", 0: "none"}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 from gspo_lab.corrections import MODES
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import paired_diff, t_sign
@@ -55,14 +56,15 @@ def robust_correction(table: pd.DataFrame, arm: str) -> tuple:
     if verdict.outcome == PENDING:
         return verdict, []
     flips = []
-    for name, column in _ENDPOINTS:
-        v = correction_verdict(paired_diff(table, arm, "RECOMPUTE", column))
-        if v.outcome != verdict.outcome:
-            flips.append(f"{name}: {v.label}")
-    for seed in sorted(table["seed"].unique()):
-        v = correction_verdict(paired_diff(table[table["seed"] != seed], arm, "RECOMPUTE", "late_acc"))
-        if v.outcome != verdict.outcome:
-            flips.append(f"without seed {seed}: {v.label}")
+    with reading.inner():
+        for name, column in _ENDPOINTS:
+            v = correction_verdict(paired_diff(table, arm, "RECOMPUTE", column))
+            if v.outcome != verdict.outcome:
+                flips.append(f"{name}: {v.label}")
+        for seed in sorted(table["seed"].unique()):
+            v = correction_verdict(paired_diff(table[table["seed"] != seed], arm, "RECOMPUTE", "late_acc"))
+            if v.outcome != verdict.outcome:
+                flips.append(f"without seed {seed}: {v.label}")
     return verdict, flips
 
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.stats import paired_diff, t_sign
 from gspo_lab.findings.fmt import clip_label, t_cell
 from gspo_lab.findings.rules import PENDING, Rule, class_verdict, register
@@ -144,14 +145,15 @@ def robust_position(table: pd.DataFrame, objective: str, rule: Rule = POSITION) 
     if verdict.outcome == PENDING:
         return verdict, []
     flips = []
-    for name, column in ENDPOINTS[1:]:
-        other = position(table, objective, column, rule)
-        if other.outcome != verdict.outcome:
-            flips.append(f"{name}: {other.label}")
-    for seed in sorted(table["seed"].unique()):
-        other = position(table[table["seed"] != seed], objective, rule=rule)
-        if other.outcome != verdict.outcome:
-            flips.append(f"without seed {seed}: {other.label}")
+    with reading.inner():
+        for name, column in ENDPOINTS[1:]:
+            other = position(table, objective, column, rule)
+            if other.outcome != verdict.outcome:
+                flips.append(f"{name}: {other.label}")
+        for seed in sorted(table["seed"].unique()):
+            other = position(table[table["seed"] != seed], objective, rule=rule)
+            if other.outcome != verdict.outcome:
+                flips.append(f"without seed {seed}: {other.label}")
     done = int((table["arm_id"] == objective).sum())
     if done < SEEDS:
         verdict = replace(verdict, provisional=f"{done} of {SEEDS} seeds finished")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.stats import paired_diff, t_sign
 from gspo_lab.findings.fmt import clip_label, t_cell
 from gspo_lab.findings.rules import PENDING, Rule, register
@@ -67,13 +68,14 @@ def robust_ten(m: pd.DataFrame) -> tuple:
     if verdict.outcome == PENDING:
         return verdict, []
     flips = []
-    last = _verdict(m, "collapsed_last")
-    if last.outcome != verdict.outcome:
-        flips.append(f"final evaluation alone: {last.label}")
-    for seed in sorted(m["seed"].unique()):
-        other = _verdict(m[m["seed"] != seed])
-        if other.outcome != verdict.outcome:
-            flips.append(f"without seed {seed}: {other.label}")
+    with reading.inner():
+        last = _verdict(m, "collapsed_last")
+        if last.outcome != verdict.outcome:
+            flips.append(f"final evaluation alone: {last.label}")
+        for seed in sorted(m["seed"].unique()):
+            other = _verdict(m[m["seed"] != seed])
+            if other.outcome != verdict.outcome:
+                flips.append(f"without seed {seed}: {other.label}")
     return verdict, flips
 
 

@@ -131,16 +131,24 @@ def rule_markers() -> dict[str, tuple[str, tuple[str, ...]]]:
 
 
 def compute() -> tuple[dict, dict]:
-    """Every section's context and figures (under the page's interval), and the re-reading of every verdict under
-    stats version 2's interval (gspo_lab/findings/reread.py)."""
+    """Every section's context and figures (under the page's interval, each verdict marked with the robustness
+    readings that change it: gspo_lab/findings/robust.py), and the re-reading of every verdict under stats version
+    2's interval (gspo_lab/findings/reread.py). Each stored result is parsed once (:func:`cached`)."""
     import gspo_lab.findings.reread as reread
+    import gspo_lab.findings.robust as robust
+    from gspo_lab.experiments.stats import PAGE_INTERVAL, interval_method
+    from gspo_lab.experiments.store import cached
 
     context, figures = {}, {}
-    outputs, rows = reread.page_pass(SECTIONS)
+    with cached():
+        with interval_method(PAGE_INTERVAL):
+            checked = robust.robustness(SECTIONS)
+        outputs, rows = reread.page_pass(SECTIONS, marks=robust.marks(checked))
     for name, (ctx, figs) in outputs.items():
         context[name] = ctx
         figures.update(figs)
     context["stats"] = stats_section(rows)
+    context["robust"] = robust.summary(checked)
     context["story"], context["glance"] = headline.story(context), headline.glance(context)
     context["recipe"] = headline.recipe(context)
     keys = ("claim", "number", "verdict", "sure")

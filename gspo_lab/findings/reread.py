@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
+from dataclasses import replace
 
+import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.stats import PAGE_INTERVAL, interval_method
 from gspo_lab.findings.rules import Rule
 
@@ -23,6 +25,10 @@ __all__ = ["verdicts", "pair", "reread", "page_pass", "table"]
 
 WHERE = ("model", "cap", "name", "pair", "comparison", "arm", "base", "label", "objective", "signal", "length")
 """Local names whose values say where a verdict was read (the first caller frame holding any of them)."""
+
+
+#: every rule a pass has read, by name (its outcomes' labels name a changed verdict)
+SEEN: dict[str, Rule] = {}
 
 
 def _where(frame, depth: int = 4) -> str:
@@ -38,16 +44,25 @@ def _where(frame, depth: int = 4) -> str:
     return ""
 
 
-def verdicts(sections) -> tuple[dict[str, list[tuple[str, str, str]]], dict]:
-    """``({section: [(rule, outcome, where), ...]}, {section: its output})``, verdicts in the order read."""
+def verdicts(sections, marks: dict | None = None) -> tuple[dict[str, list[tuple[str, str, str]]], dict]:
+    """``({section: [(rule, outcome, where), ...]}, {section: its output})``, verdicts in the order read (a section's
+    own re-readings, within :func:`gspo_lab.experiments.reading.inner`, left out). ``marks``: ``{section: {i:
+    flips}}``, the re-readings under which a section's i-th verdict changes (:mod:`gspo_lab.findings.robust`),
+    attached to that verdict as it is read."""
     log: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     outputs = {}
     original = Rule.verdict
     current = [""]
 
     def spy(self, outcome, provisional=""):
-        log[current[0]].append((self.name, outcome, _where(sys._getframe())))
-        return original(self, outcome, provisional)
+        made = original(self, outcome, provisional)
+        if reading.in_inner():
+            return made
+        SEEN[self.name] = self
+        entries = log[current[0]]
+        flips = (marks or {}).get(current[0], {}).get(len(entries))
+        entries.append((self.name, outcome, _where(sys._getframe())))
+        return replace(made, flips=tuple(flips)) if flips else made
 
     Rule.verdict = spy
     try:
@@ -85,12 +100,14 @@ def reread(sections: dict, old: str = "percentile", new: str = PAGE_INTERVAL) ->
     return page_pass(sections, old, new)[1]
 
 
-def page_pass(sections: dict, old: str = "percentile", new: str = PAGE_INTERVAL) -> tuple[dict, list[dict]]:
-    """Every section's output under ``new`` (the page's interval) and the re-reading against ``old``: one pass each."""
+def page_pass(sections: dict, old: str = "percentile", new: str = PAGE_INTERVAL, marks: dict | None = None) -> tuple[
+        dict, list[dict]]:  # fmt: skip
+    """Every section's output under ``new`` (the page's interval; verdicts marked by ``marks``, see :func:`verdicts`)
+    and the re-reading against ``old``: one pass each."""
     with interval_method(old):
         before, _ = verdicts(sections)
     with interval_method(new):
-        after, outputs = verdicts(sections)
+        after, outputs = verdicts(sections, marks)
     return outputs, pair(before, after, new)
 
 

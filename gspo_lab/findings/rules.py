@@ -48,6 +48,18 @@ class Verdict:
     label: str
     provisional: str = ""  # e.g. "3 of 5 seeds finished"; empty when every declared cell is in
     post_hoc: bool = False  # the rule's thresholds were set after the results it classifies
+    flips: tuple[str, ...] = ()  # the page's robustness readings under which it changes ("without seed 32: …")
+
+    @property
+    def fragile(self) -> bool:
+        """True when a robustness reading (each seed left out, the secondary endpoint, the final evaluation alone;
+        :mod:`gspo_lab.findings.robust`) changes the verdict."""
+        return bool(self.flips)
+
+    @property
+    def mark(self) -> str:
+        """`` (fragile)`` for a fragile verdict, else empty."""
+        return " (fragile)" if self.flips else ""
 
     @property
     def when(self) -> str:
@@ -56,8 +68,10 @@ class Verdict:
 
     @property
     def tag(self) -> str:
-        """`` (post hoc)`` for a post hoc rule, else empty: :attr:`when` in the story's short form."""
-        return " (post hoc)" if self.post_hoc else ""
+        """`` (post hoc)`` for a post hoc rule, `` (fragile)`` for a fragile verdict, both as `` (post hoc; fragile)``,
+        else empty: the story's short form of :attr:`when` and :attr:`mark`."""
+        parts = [word for word, on in (("post hoc", self.post_hoc), ("fragile", self.fragile)) if on]
+        return f" ({'; '.join(parts)})" if parts else ""
 
     @property
     def note(self) -> str:
@@ -68,10 +82,11 @@ class Verdict:
     def sure(self) -> str:
         """How the verdict was reached, in the words of the book's "how sure" column: ``declared`` (its rule was
         written before the results) or ``post hoc``; ``provisional`` added while cells are missing."""
-        return ("post hoc" if self.post_hoc else "declared") + (", provisional" if self.provisional else "")
+        how = ("post hoc" if self.post_hoc else "declared") + (", provisional" if self.provisional else "")
+        return how + (", fragile" if self.flips else "")
 
     def __str__(self) -> str:
-        return self.label + self.note
+        return self.label + self.note + self.mark
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,131 @@
+"""How the stored results are read, swapped in for a referee's robustness checks (issue 22, item 2).
+
+A *reading* is one of:
+
+* the page's own: every stored training seed, the late held-out accuracy as ``late_acc``;
+* ``without seed S``: every spec's cells of seed S left out (:func:`gspo_lab.experiments.spec.cells` skips them), the
+  pooled cold starts excepted (:data:`NOT_REPLICATES`: endpoint v2's shared reference, not a replicate);
+* the declared secondary endpoint: ``late_acc`` replaced by the training-reward AUC (the mean training reward per
+  rollout, :func:`gspo_lab.experiments.summary.endpoints`);
+* the final evaluation alone: ``late_acc`` replaced by the last held-out sampled accuracy.
+
+Only ``late_acc`` moves under an endpoint reading: collapse flags, clip fractions and the other measurements keep
+their definitions, so a verdict that does not read ``late_acc`` cannot move under one. :func:`track` records which
+training seeds a block of code read, so a robustness pass leaves out only the seeds a section used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = [
+    "ENDPOINTS",
+    "NOT_REPLICATES",
+    "reading",
+    "replicate",
+    "left_out",
+    "endpoint",
+    "late_value",
+    "collapsed_value",
+    "track",
+    "note_seeds",
+    "inner",
+    "in_inner",
+]
+
+#: the endpoint readings: name -> what the page calls it
+ENDPOINTS = {
+    "late": "late held-out accuracy",
+    "auc": "training-reward AUC",
+    "final": "final evaluation alone",
+}
+
+_STATE: dict = {"drop_seed": None, "endpoint": "late", "seen": None, "inner": 0}
+
+
+@contextmanager
+def reading(*, drop_seed: int | None = None, endpoint: str = "late") -> Iterator[None]:
+    """Within the block, stored results are read with training seed ``drop_seed`` left out and ``late_acc`` read as
+    ``endpoint`` (a key of :data:`ENDPOINTS`)."""
+    if endpoint not in ENDPOINTS:
+        raise ValueError(f"endpoint must be one of {sorted(ENDPOINTS)}, got {endpoint!r}")
+    if drop_seed is not None and (isinstance(drop_seed, bool) or not isinstance(drop_seed, int)):
+        raise ValueError(f"drop_seed must be an int seed or None, got {drop_seed!r}")
+    before = dict(_STATE)
+    _STATE.update(drop_seed=drop_seed, endpoint=endpoint)
+    try:
+        yield
+    finally:
+        _STATE.update(drop_seed=before["drop_seed"], endpoint=before["endpoint"])
+
+
+#: probes whose seeds are not replicates of a verdict's measurement: the pooled cold starts are endpoint v2's
+#: reference, shared by every training run, so no seed of theirs is left out
+NOT_REPLICATES = ("cold_start",)
+
+
+def replicate(probe: str | None) -> bool:
+    """Whether a spec's seeds (a training spec: ``probe`` None; else its probe's name) are replicates a robustness
+    reading may leave out."""
+    return probe not in NOT_REPLICATES
+
+
+def left_out() -> int | None:
+    """The training seed the current reading leaves out, or None."""
+    return _STATE["drop_seed"]
+
+
+def endpoint() -> str:
+    """The current reading's endpoint (a key of :data:`ENDPOINTS`)."""
+    return _STATE["endpoint"]
+
+
+def late_value(late: float, auc: float, final: float) -> float:
+    """What ``late_acc`` holds under the current reading, given a run's late accuracy, reward AUC and final
+    evaluation (NaN stays NaN)."""
+    value = {"late": late, "auc": auc, "final": final}[_STATE["endpoint"]]
+    return value if value is not None else math.nan
+
+
+def collapsed_value(two: bool, last: bool) -> bool:
+    """Endpoint v2's collapse flag under the current reading: the last two evaluations below threshold (``two``),
+    or, under the final-evaluation reading, the last one alone (``last``)."""
+    return last if _STATE["endpoint"] == "final" else two
+
+
+@contextmanager
+def inner() -> Iterator[None]:
+    """Within the block, verdicts are a section's own re-readings of a verdict (each seed left out, …): the
+    page-wide robustness pass (:mod:`gspo_lab.findings.robust`) neither counts nor marks them."""
+    _STATE["inner"] += 1
+    try:
+        yield
+    finally:
+        _STATE["inner"] -= 1
+
+
+def in_inner() -> bool:
+    """True within :func:`inner`."""
+    return _STATE["inner"] > 0
+
+
+@contextmanager
+def track() -> Iterator[set[int]]:
+    """Collect, into the yielded set, every training seed read within the block (:func:`note_seeds`)."""
+    before = _STATE["seen"]
+    seen: set[int] = set()
+    _STATE["seen"] = seen
+    try:
+        yield seen
+    finally:
+        _STATE["seen"] = before
+        if before is not None:
+            before.update(seen)
+
+
+def note_seeds(seeds) -> None:
+    """Record training seeds as read (a no-op outside :func:`track`)."""
+    if _STATE["seen"] is not None:
+        _STATE["seen"].update(int(s) for s in seeds)

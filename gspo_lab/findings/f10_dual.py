@@ -1,0 +1,103 @@
+"""Finding 10's dual-clip under a cap at ten seeds (issue 22, item 3): ``f10_onset_dual``'s seeds 10-14 pooled with
+the fresh seeds 60-64 of ``data/specs/f10v_dual_cap_ten.toml``.
+
+Rule ``f10v.dual_cap`` per model and cap (declared in the spec, before its runs): ``f10.dual_cap``'s outcomes on
+(GRPO + dual-clip + cap) − (GRPO + cap) in late held-out accuracy, paired by seed over the ten seeds, *higher* /
+*lower* when the 95 % Student-t interval lies above / below 0. The cap-alone arm on seeds 10-14 is finding 2's stored
+one (as ``f10.dual_cap`` read it); on seeds 60-64 it is this spec's GRPO at cap 30 and, at cap 10,
+``f10u_shrink_skip_ten``'s SHRINK arm (the same config). Declared with it: re-read with each seed left out, on
+training-reward AUC and on the final evaluation alone (fragile when any changes it). Beside it: the fresh seeds alone
+under the same rule and each arm's collapse count (endpoint v2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+
+from gspo_lab.experiments.stats import paired_diff, t_sign
+from gspo_lab.findings.f10_ten import SEEDS, reread_flips
+from gspo_lab.findings.f10_why import DUAL_CAP, SPECS, _signed
+from gspo_lab.findings.fmt import t_cell
+from gspo_lab.findings.rules import PENDING, Rule, register
+from gspo_lab.findings.tables import progress, spec
+
+__all__ = ["SPEC", "DUAL_TEN", "dual_ten_verdict", "pool", "robust_dual", "section"]
+
+SPEC = SPECS["dual_ten"]
+CAPS = ("30", "10")
+DUAL_TEN = register(
+    Rule(
+        "f10v.dual_cap",
+        "10",
+        dict(DUAL_CAP.outcomes),
+        {"LEVEL": 0.95},
+        declared="data/specs/f10v_dual_cap_ten.toml, before its runs (Student-t interval, ten seeds)",
+        marker="Rule f10v.dual_cap per model and cap, declared here",
+        specs=(SPEC,),
+    )
+)
+
+
+def dual_ten_verdict(diff: pd.Series):
+    """Rule ``f10v.dual_cap`` on per-seed DUAL − CAP differences (pending without two seeds)."""
+    return _signed(DUAL_TEN, diff, t_sign)
+
+
+def pool(table: pd.DataFrame, model: str, cap: str) -> pd.DataFrame:
+    """One model's DUAL (GRPO + dual-clip + cap) and CAP (GRPO + cap) runs at ``cap`` on seeds 10-14 and 60-64, from
+    finding 10's runs table (:func:`gspo_lab.findings.f10_runs.runs`), with ``arm_id`` DUAL / CAP and ``fresh``."""
+    m = table[table["model"] == model]
+    dual, alone = f"grpo_dual_clip clip {cap}", f"grpo clip {cap}"
+    old = m[m["source"].isin([SPECS["onset"], "f2"]) & m["arm_id"].isin([dual, alone])]
+    new = m[(m["source"] == SPEC) & m["arm_id"].isin([dual, alone])]
+    if cap == "10":  # the cap-10 baseline on the fresh seeds: f10u's SHRINK arm
+        shrink = m[(m["source"] == SPECS["shrink_ten"]) & (m["arm_id"] == "SHRINK")]
+        new = pd.concat([new[new["arm_id"] == dual], shrink.assign(arm_id=alone)], ignore_index=True)
+    runs = pd.concat([old.assign(fresh=False), new.assign(fresh=True)], ignore_index=True)
+    return runs.assign(arm_id=runs["arm_id"].map({dual: "DUAL", alone: "CAP"}))
+
+
+def robust_dual(runs: pd.DataFrame) -> tuple:
+    """(verdict, flips, difference) on one model's pooled DUAL and CAP runs at one cap: the declared re-readings."""
+    diff = paired_diff(runs, "DUAL", "CAP", "late_acc")
+    verdict = dual_ten_verdict(diff)
+    if verdict.outcome == PENDING:
+        return verdict, [], diff
+    flips = reread_flips(lambda r, column: dual_ten_verdict(paired_diff(r, "DUAL", "CAP", column)), runs,
+                         verdict.outcome)  # fmt: skip
+    return verdict, flips, diff
+
+
+def _counts(runs: pd.DataFrame) -> list[str]:
+    """Collapsed k/n of DUAL and CAP on the fresh seeds and pooled."""
+    out = []
+    for arm in ("DUAL", "CAP"):
+        for part in (runs[runs["fresh"]], runs):
+            g = part[part["arm_id"] == arm]
+            out.append(f"{int(g['collapsed'].sum())}/{len(g)}")
+    return out
+
+
+def section(table: pd.DataFrame) -> dict:
+    """Dual-clip under caps 30 and 10 at ten seeds, per model and cap: the pooled difference, ``f10v.dual_cap``, the
+    fresh seeds alone, the robustness re-readings and the collapse counts."""
+    rows, verdicts = [], []
+    for model in table["model"].unique():
+        for cap in CAPS:
+            runs = pool(table, model, cap)
+            if not (runs["fresh"].any() and len(runs)):
+                continue
+            verdict, flips, diff = robust_dual(runs)
+            n = min(int((runs["arm_id"] == a).sum()) for a in ("DUAL", "CAP"))
+            if verdict.outcome != PENDING and n < SEEDS:
+                verdict = replace(verdict, provisional=f"{n} of {SEEDS} seeds finished")
+            fresh = dual_ten_verdict(paired_diff(runs[runs["fresh"]], "DUAL", "CAP", "late_acc"))
+            sure = "fragile: " + "; ".join(flips) if flips else "robust"
+            rows.append([model, cap, t_cell(diff), str(verdict), fresh.label, sure, *_counts(runs)])
+            verdicts.append({"model": model, "cap": cap, "verdict": verdict, "sure": "fragile" if flips else "robust"})
+    header = ["model", "cap", "dual-clip + cap − cap alone, seeds 10-14 + 60-64", "f10v.dual_cap", "fresh seeds alone",
+              "robustness", "collapsed, dual-clip (fresh)", "dual-clip (10 seeds)", "cap alone (fresh)",
+              "cap alone (10 seeds)"]  # fmt: skip
+    return {"progress": progress(spec(SPEC)), "rows": rows, "verdicts": verdicts, "header": header}

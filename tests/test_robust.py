@@ -1,0 +1,133 @@
+"""The robustness column (issue 22, item 2): the readings a referee runs first (each seed left out, the secondary
+endpoint, the final evaluation alone) reach the stored results where the page reads them, and every verdict they
+change is marked fragile."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+import gspo_lab.experiments.reading as reading
+from gspo_lab.experiments.spec import cells, spec_named
+from gspo_lab.experiments.summary import endpoint_v2, endpoints
+from gspo_lab.findings import robust
+from gspo_lab.findings.rules import Rule
+
+
+def _result(acc, rewards, rollouts=80):
+    evals = list(range(0, rollouts + 1, 10))[: len(acc)]
+    return {
+        "config": {"rollouts": rollouts, "eval_prompts": 128, "eval_samples": 2},
+        "summary": {"diverged": False},
+        "eval": {"rollout": evals, "eval/accuracy_sampled": acc},
+        "per_rollout": {"reward/mean:mean": rewards},
+    }
+
+
+def test_endpoint_readings_swap_late_accuracy_and_the_collapse_flag_only():
+    r = _result([0.6, 0.5, 0.4, 0.4, 0.45, 0.5, 0.3, 0.35, 0.1], [0.2, 0.4])
+    late = endpoints(r)["late_acc"]
+    assert late == pytest.approx((0.45 + 0.5 + 0.3 + 0.35 + 0.1) / 5)
+    with reading.reading(endpoint="auc"):
+        assert endpoints(r)["late_acc"] == pytest.approx(0.3)
+        assert endpoints(r)["reward_auc"] == pytest.approx(0.3)
+    with reading.reading(endpoint="final"):
+        assert endpoints(r)["late_acc"] == pytest.approx(0.1)
+    # v2's flag: the last two below 0.5 x 0.6 = 0.3 (0.35 is not), the last alone is
+    assert endpoint_v2(r, 0.6)["collapsed"] is False
+    with reading.reading(endpoint="final"):
+        assert endpoint_v2(r, 0.6)["collapsed"] is True
+    with reading.reading(endpoint="auc"):
+        assert endpoint_v2(r, 0.6)["collapsed"] is False
+    assert endpoints(r)["late_acc"] == pytest.approx(late)  # the reading ends with its block
+
+
+def test_a_left_out_seed_leaves_every_training_spec_but_not_the_pooled_cold_starts():
+    s = spec_named("f10v_dual_cap_ten")
+    with reading.track() as seen:
+        full = cells(s, "confirm")
+    assert seen == {60, 61, 62, 63, 64}
+    with reading.reading(drop_seed=62):
+        kept = cells(s, "confirm")
+        cold = cells(spec_named("p0_cold_start"), "all")
+    assert len(kept) == len(full) - 6 and {c.seed for c in kept} == {60, 61, 63, 64}
+    assert len(cold) == len(cells(spec_named("p0_cold_start"), "all"))
+
+
+def test_bad_readings_are_refused_with_their_argument_named():
+    with pytest.raises(ValueError, match="endpoint must be one of"):
+        with reading.reading(endpoint="median"):
+            pass
+    with pytest.raises(ValueError, match="drop_seed must be an int"):
+        with reading.reading(drop_seed="3"):
+            pass
+
+
+RULE = Rule("test.sign", "0", {"higher": "higher", "none": "no difference"}, {}, declared="test")
+#: per seed: (late accuracy, reward AUC, final evaluation); seed 3 carries the "higher" verdict alone
+RUNS = {1: (0.02, 0.3, 0.1), 2: (-0.01, 0.3, 0.1), 3: (0.40, 0.3, 0.1), 4: (0.01, 0.3, 0.1)}
+
+
+def _section(data=RUNS):
+    """A section reading the per-seed values as the page does: seeds through the reading, ``late_acc`` swapped."""
+
+    def section():
+        seeds = [s for s in data if s != reading.left_out()]
+        reading.note_seeds(seeds)
+        values = pd.Series([reading.late_value(*data[s]) for s in seeds])
+        clear = RULE.verdict("higher" if min(data[s][1] for s in seeds) > 0 else "none")  # AUC > 0 everywhere
+        edge = RULE.verdict("higher" if values.mean() > 0.05 else "none")
+        with reading.inner():
+            RULE.verdict("none")  # a section's own re-reading: not a verdict of the page
+        return {"edge": edge, "clear": clear}, {}
+
+    return section
+
+
+def test_robustness_marks_exactly_the_verdicts_a_reading_changes():
+    result = robust.robustness({"s": _section()})
+    assert result["seeds"] == {"s": [1, 2, 3, 4]}
+    assert [o for _, o, _ in result["base"]["s"]] == ["higher", "higher"]  # the inner re-reading is not counted
+    assert result["flips"] == {"s": {1: ["without seed 3: no difference"]}}  # AUC 0.3, final 0.1: both above 0.05
+    assert 0 not in result["flips"]["s"]  # the clear verdict holds under every reading
+    summary = robust.summary(result)
+    assert summary["read"] == 2 and summary["fragile_count"] == 1 and summary["passes"] == 6
+    assert summary["rules"] == [["`test.sign`", 2, 1]]
+
+
+def test_the_final_pass_carries_each_verdicts_flips():
+    from gspo_lab.findings.reread import verdicts
+
+    result = robust.robustness({"s": _section()})
+    _, outputs = verdicts({"s": _section()}, robust.marks(result))
+    ctx, _ = outputs["s"]
+    assert ctx["edge"].fragile and str(ctx["edge"]).endswith("(fragile)") and "fragile" in ctx["edge"].sure
+    assert not ctx["clear"].fragile and str(ctx["clear"]) == "higher"
+
+
+def test_a_section_that_reads_other_rules_under_a_reading_is_reported_not_re_read():
+    other = Rule("test.other", "0", {"x": "x"}, {}, declared="test")
+
+    def section():
+        reading.note_seeds([1, 2])
+        return {"v": RULE.verdict("higher") if reading.left_out() != 2 else other.verdict("x")}, {}
+
+    result = robust.robustness({"s": section})
+    assert result["unread"] == {"s": ["without seed 2: it reads other rules"]}
+    assert result["flips"] == {}
+
+
+def test_fragility_needs_the_left_out_seed_mutant_shows_it(monkeypatch):
+    """Mutant: readings without the leave-one-out → the verdict that rests on seed 3 alone is not seen as fragile."""
+    data = {s: (late, 0.3, 0.3) for s, (late, _, _) in RUNS.items()}  # the endpoints agree: only seed 3 moves it
+    assert robust.robustness({"s": _section(data)})["flips"] != {}
+    monkeypatch.setattr(robust, "readings", lambda seeds: [(reading.ENDPOINTS[e], {"endpoint": e}) for e in ("auc",)])
+    assert robust.robustness({"s": _section(data)})["flips"] == {}
+
+
+def test_nan_stays_nan_under_every_reading():
+    for e in reading.ENDPOINTS:
+        with reading.reading(endpoint=e):
+            assert math.isnan(endpoints(_result([], []))["late_acc"])
