@@ -33,6 +33,9 @@ __all__ = [
     "LEAD",
     "FACTORS",
     "SIGNALS",
+    "SIGNALS_V2",
+    "LEVEL_V2",
+    "with_derived",
     "AlarmRule",
     "onset",
     "alarm",
@@ -56,6 +59,12 @@ SIGNALS = (
     "response/truncated_frac:mean",
     "adv/zero_std_frac:mean",
 )
+#: version 2's signals (issue 22, item 7), none scored before: the token weights' effective sample size (derived,
+#: :func:`with_derived`), the k3 KL estimate, the largest clipped-token share of any update in the rollout (a burst
+#: of clipping) and the mean response length
+SIGNALS_V2 = ("ratio/tok_ess:mean", "kl/k3:mean", "clip/token_frac:max", "response/length:mean")
+#: version 2's multiplicity: a Bonferroni family of its 4 signals, each interval at 1 - 0.05 / 4
+LEVEL_V2 = 1 - 0.05 / len(SIGNALS_V2)
 
 
 @dataclass(frozen=True)
@@ -98,16 +107,31 @@ def alarm(series: Sequence, rule: AlarmRule) -> int | None:
     return int(idx[0]) + BASELINE if len(idx) else None
 
 
-def _wilson(k: int, n: int) -> tuple[float, float]:
+def with_derived(run: dict) -> dict:
+    """``run`` (a stored ``per_rollout``) with the derived signal ``ratio/tok_ess:mean`` = exp(−σ²), σ the
+    per-rollout mean of ``ratio/tok_log_std``: Kish's effective-sample-size fraction (Σw)² / (n Σw²) of the token
+    weights w = exp(log-ratio) were the log-ratios normal with that spread (1: every token weighs alike; → 0: a few
+    tokens carry the update). Absent when the run lacks the log-ratio spread."""
+    sd = run.get("ratio/tok_log_std:mean")
+    if sd is None:
+        return run
+    return {**run, "ratio/tok_ess:mean": [None if s is None else math.exp(-(float(s) ** 2)) for s in sd]}
+
+
+def _wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    from statistics import NormalDist
+
     from gspo_lab.experiments.stats import wilson
 
-    return wilson(k, n)
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    return wilson(k, n) if level == 0.95 else wilson(k, n, NormalDist().inv_cdf(0.5 + level / 2))  # v1: as stored
 
 
-def score(runs: list[dict], rules: Sequence[AlarmRule]) -> pd.DataFrame:
-    """Per rule: collapsing runs, how many warned ≥ LEAD rollouts ahead (rate, Wilson 95 %), stable runs, how many
-    false-alarmed (rate, Wilson 95 %), the median lead over warned runs. ``runs``: per-rollout dicts (stored
-    ``per_rollout``); a run lacking the rule's signal is left out of that rule's counts."""
+def score(runs: list[dict], rules: Sequence[AlarmRule], level: float = 0.95) -> pd.DataFrame:
+    """Per rule: collapsing runs, how many warned ≥ LEAD rollouts ahead (rate, Wilson interval at ``level``), stable
+    runs, how many false-alarmed (rate, Wilson interval), the median lead over warned runs. ``runs``: per-rollout
+    dicts (stored ``per_rollout``); a run lacking the rule's signal is left out of that rule's counts."""
     onsets = [onset(r.get("reward/mean:mean", [])) for r in runs]
     rows = []
     for rule in rules:
@@ -124,7 +148,7 @@ def score(runs: list[dict], rules: Sequence[AlarmRule]) -> pd.DataFrame:
                 if a is not None and t - a >= LEAD:
                     warned += 1
                     leads.append(t - a)
-        (wl, wh), (fl, fh) = _wilson(warned, n_collapse), _wilson(false, n_stable)
+        (wl, wh), (fl, fh) = _wilson(warned, n_collapse, level), _wilson(false, n_stable, level)
         rows.append(
             {
                 "signal": rule.signal,
@@ -165,7 +189,7 @@ def load_frozen(path=None) -> tuple[dict, list[AlarmRule]]:
 
     from gspo_lab.paths import data_dir
 
-    path = path or data_dir() / "precursors" / "rules_v1.toml"
+    path = path or data_dir() / "precursors" / "rules_v1.toml"  # version 2: rules_v2.toml
     raw = tomllib.loads(open(path, encoding="utf-8").read())
     rules = [AlarmRule(r["signal"], float(r["factor"])) for r in raw.pop("rule", [])]
     if not rules:

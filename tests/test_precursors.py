@@ -60,3 +60,45 @@ def test_frozen_rules_load():
     assert header["version"] == "v1" and header["chosen_on"] and header["held_out"]
     assert set(header["chosen_on"]).isdisjoint(header["held_out"])
     assert all(isinstance(r, AlarmRule) for r in rules)
+
+
+def test_version_2_is_what_choose_picks_on_version_1s_runs():
+    """rules_v2.toml's factors are choose()'s on the chosen_on runs (with the derived ESS), its held-out sets are
+    disjoint from them, and its family is the Bonferroni size."""
+    from gspo_lab.findings.f9_precursors import stored_runs
+    from gspo_lab.paths import data_dir
+    from gspo_lab.precursors import LEVEL_V2, SIGNALS_V2, with_derived
+
+    header, rules = load_frozen(data_dir() / "precursors" / "rules_v2.toml")
+    v1, _ = load_frozen()
+    assert header["version"] == "v2" and header["chosen_on"] == v1["chosen_on"]
+    assert [r.signal for r in rules] == list(SIGNALS_V2) and header["family"] == len(SIGNALS_V2)
+    assert LEVEL_V2 == pytest.approx(0.9875)
+    held = header["held_out_later"] + header["held_out_fresh"]
+    assert set(header["chosen_on"]).isdisjoint(held) and set(v1["held_out"]).isdisjoint(held)
+    runs = [with_derived(r) for r in stored_runs(header["chosen_on"])]
+    assert choose(runs, SIGNALS_V2) == rules
+
+
+def test_the_derived_ess_is_kish_for_normal_log_ratios():
+    """exp(−σ²) is (E w)² / E w² for w = exp(X), X ~ N(μ, σ²); None stays None."""
+    import numpy as np
+
+    from gspo_lab.precursors import with_derived
+
+    x = np.random.default_rng(0).normal(0.1, 0.4, 400_000)
+    w = np.exp(x)
+    kish = w.mean() ** 2 / (w**2).mean()
+    run = with_derived({"ratio/tok_log_std:mean": [0.4, None]})
+    assert run["ratio/tok_ess:mean"][0] == pytest.approx(kish, rel=5e-3) and run["ratio/tok_ess:mean"][1] is None
+    assert "ratio/tok_ess:mean" not in with_derived({"kl/k3:mean": [0.1]})
+
+
+def test_a_stricter_level_widens_the_interval_and_a_bad_one_is_refused():
+    from gspo_lab.precursors import _wilson
+
+    lo95, hi95 = _wilson(3, 10)
+    lo, hi = _wilson(3, 10, 0.9875)
+    assert lo < lo95 and hi > hi95
+    with pytest.raises(ValueError, match="level must lie in"):
+        _wilson(3, 10, 95)
