@@ -125,7 +125,10 @@ def _wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
 
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    return wilson(k, n) if level == 0.95 else wilson(k, n, NormalDist().inv_cdf(0.5 + level / 2))  # v1: as stored
+    if level == 0.95:
+        return wilson(k, n)  # version 1's intervals, as stored
+    lo, hi = wilson(k, n, NormalDist().inv_cdf(0.5 + level / 2))
+    return (0.0 if lo < 1e-12 else lo), hi  # no float residue above 0 for k = 0
 
 
 def score(runs: list[dict], rules: Sequence[AlarmRule], level: float = 0.95) -> pd.DataFrame:

@@ -613,6 +613,8 @@ RULE_MUTANTS += [
     _rule("f9.skill", "overlapping", "gspo_lab.findings.f9_precursors.skill_verdict",
           _same(lambda row: f9_precursors.SKILL.verdict("warns" if row["warned_lo"] > row["false_lo"] else "chance")),
           "skill read from the lower ends only (overlapping intervals called a warning)"),
+    _rule("f9v2.skill", "warns at 95 % but not at the Bonferroni level", "gspo_lab.findings.f9_precursors.LEVEL_V2",
+          _same(0.95), "the multiplicity correction dropped (each of the 4 signals read at 95 %)"),
     _rule("f10.late", "across 0, mean above 0", "gspo_lab.findings.f10_why.interval_sign", _same(sign_of_mean),
           "the sign of the mean difference instead of its interval"),
     _rule("f10.two_by_two", "one norm effect only", "gspo_lab.findings.f10_why.two_by_two_verdict",

@@ -112,6 +112,15 @@ def _dose(means: dict[str, float]) -> pd.DataFrame:
     return pd.DataFrame([{"clip": c, "seed": s, "late_acc": v + 0.01 * s} for c, v in means.items() for s in range(5)])
 
 
+def _skill_v2(warned: int, collapsing: int, false: int, stable: int):
+    """``f9v2.skill`` on counts scored as version 2 scores them: Wilson intervals at f9's LEVEL_V2."""
+    from gspo_lab.precursors import _wilson
+
+    (wl, wh), (fl, fh) = (_wilson(k, n, f9.LEVEL_V2) for k, n in ((warned, collapsing), (false, stable)))
+    row = {"collapsing": collapsing, "stable": stable, "warned_lo": wl, "warned_hi": wh, "false_lo": fl, "false_hi": fh}
+    return f9.skill_verdict(row, f9.SKILL_V2)
+
+
 def _skill(warned: int, collapsing: int, false: int, stable: int) -> dict:
     """A score row of gspo_lab.precursors.score for one rule."""
     from gspo_lab.experiments.stats import wilson
@@ -344,6 +353,11 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("warned interval above the false-alarm one", lambda: f9.skill_verdict(_skill(8, 10, 1, 20)), "warns"),
         ("false alarms above warnings", lambda: f9.skill_verdict(_skill(1, 10, 15, 20)), "inverse"),
         ("overlapping", lambda: f9.skill_verdict(_skill(4, 10, 6, 20)), "chance"),
+    ],
+    "f9v2.skill": [
+        ("warned interval above the false-alarm one", lambda: _skill_v2(8, 10, 1, 20), "warns"),
+        ("false alarms above warnings", lambda: _skill_v2(0, 10, 18, 20), "inverse"),
+        ("warns at 95 % but not at the Bonferroni level", lambda: _skill_v2(6, 10, 1, 20), "chance"),
     ],
     "f10.late": [
         ("higher", lambda: f10.late_verdict(UP), "higher"),

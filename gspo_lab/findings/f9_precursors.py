@@ -23,9 +23,13 @@ from gspo_lab.experiments.store import load_result, result_path
 from gspo_lab.findings.fmt import num
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import spec
-from gspo_lab.precursors import LEAD, load_frozen, score
+from gspo_lab.paths import data_dir
+from gspo_lab.precursors import LEAD, LEVEL_V2, load_frozen, score, with_derived
 
-__all__ = ["SKILL", "LATER", "skill_verdict", "stored_runs", "section"]
+__all__ = ["SKILL", "SKILL_V2", "LATER", "V2", "skill_verdict", "stored_runs", "section"]
+
+#: version 2's frozen rules (issue 22, item 7): rule f9v2.skill, its two held-out sets and predictions
+V2 = data_dir() / "precursors" / "rules_v2.toml"
 
 #: the second held-out set: specs whose runs came after the rules were frozen (declared before their scores were read)
 LATER = ("f10_direction_norm", "f10_shrink_skip", "f10_onset_dual", "f10c_relative_confirm")
@@ -56,15 +60,38 @@ SKILL = register(
 )
 
 
-def skill_verdict(row) -> Verdict:
-    """``f9.skill`` on one rule's score row (:func:`gspo_lab.precursors.score`)."""
+SKILL_V2 = register(
+    Rule(
+        "f9v2.skill",
+        "9",
+        dict(SKILL.outcomes),
+        {"LEVEL": LEVEL_V2, "LEAD": LEAD},
+        declared="data/precursors/rules_v2.toml, before any version-2 score (Bonferroni over its 4 signals)",
+        marker="Rule f9v2.skill, declared here",
+        specs=(
+            "f10_direction_norm",
+            "f10_shrink_skip",
+            "f10_onset_dual",
+            "f10c_relative_confirm",
+            "f2t_collapse_ten",
+            "f10t_two_by_two_ten",
+            "f10u_shrink_skip_ten",
+            "f10v_dual_cap_ten",
+        ),  # fmt: skip
+    )
+)
+
+
+def skill_verdict(row, rule: Rule = SKILL) -> Verdict:
+    """``f9.skill`` (or ``rule``: ``f9v2.skill``, whose rows are scored at its level) on one rule's score row
+    (:func:`gspo_lab.precursors.score`)."""
     if not row["collapsing"] or not row["stable"]:
-        return SKILL.verdict(PENDING)
+        return rule.verdict(PENDING)
     if row["warned_lo"] > row["false_hi"]:
-        return SKILL.verdict("warns")
+        return rule.verdict("warns")
     if row["false_lo"] > row["warned_hi"]:
-        return SKILL.verdict("inverse")
-    return SKILL.verdict("chance")
+        return rule.verdict("inverse")
+    return rule.verdict("chance")
 
 
 def stored_runs(spec_names: list[str]) -> list[dict]:
@@ -83,7 +110,7 @@ def contributing(spec_names) -> list[str]:
     return [name for name in spec_names if any(result_path(c).exists() for c in cells(spec(name), "all"))]
 
 
-def _rows(table: pd.DataFrame, verdicts: bool) -> list[list]:
+def _rows(table: pd.DataFrame, verdicts: bool, rule: Rule = SKILL) -> list[list]:
     rows = []
     for r in table.itertuples():
         row = [
@@ -93,12 +120,42 @@ def _rows(table: pd.DataFrame, verdicts: bool) -> list[list]:
             f"{r.false_alarms}/{r.stable} [{num(r.false_lo)}, {num(r.false_hi)}]",
             num(r.median_lead),
         ]
-        rows.append(row + ([skill_verdict(r._asdict()).label] if verdicts else []))
+        rows.append(row + ([str(skill_verdict(r._asdict(), rule))] if verdicts else []))
     return rows
 
 
-def _verdicts(scored: pd.DataFrame) -> list[dict]:
-    return [{"signal": r.signal, "verdict": skill_verdict(r._asdict())} for r in scored.itertuples()]
+def _verdicts(scored: pd.DataFrame, rule: Rule = SKILL) -> list[dict]:
+    return [{"signal": r.signal, "verdict": skill_verdict(r._asdict(), rule)} for r in scored.itertuples()]
+
+
+def _scored(runs: list[dict], rules, rule: Rule, level: float = 0.95) -> dict:
+    """One held-out set under one rule file: its runs, collapsing and stable counts, table rows and verdicts."""
+    table = score(runs, rules, level)
+    verdicts = _verdicts(table, rule) if runs else []
+    return {
+        "runs": len(runs),
+        "collapsing": int(table["collapsing"].max()) if runs else 0,
+        "stable": int(table["stable"].max()) if runs else 0,
+        "rows": _rows(table, True, rule) if runs else [],
+        "verdicts": verdicts,
+        "warns": [v["signal"] for v in verdicts if v["verdict"].outcome == "warns"],
+    }
+
+
+def version_two(v1_rules) -> dict:
+    """Version 2's four rules on its later and fresh held-out sets (rule f9v2.skill at its Bonferroni level), and
+    version 1's rules on the fresh set (rule f9.skill)."""
+    header, rules = load_frozen(V2)
+    later, fresh = ([with_derived(r) for r in stored_runs(header[k])] for k in ("held_out_later", "held_out_fresh"))
+    return {
+        "level": f"{LEVEL_V2:.4f}",
+        "family": header["family"],
+        "later_specs": contributing(header["held_out_later"]),
+        "fresh_specs": contributing(header["held_out_fresh"]),
+        "later": _scored(later, rules, SKILL_V2, LEVEL_V2),
+        "fresh": _scored(fresh, rules, SKILL_V2, LEVEL_V2),
+        "v1_fresh": _scored(fresh, v1_rules, SKILL),
+    }
 
 
 def section() -> tuple[dict, dict]:
@@ -125,5 +182,6 @@ def section() -> tuple[dict, dict]:
         "later_warns": [v["signal"] for v in later_verdicts if v["verdict"].outcome == "warns"],
         "later_collapsing": int(scored_later["collapsing"].max()) if len(later) else 0,
         "later_stable": int(scored_later["stable"].max()) if len(later) else 0,
+        "v2": version_two(rules),
     }
     return ctx, {}

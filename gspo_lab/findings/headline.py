@@ -123,6 +123,11 @@ def story(ctx: dict) -> dict:
     }
 
 
+def _warns(warns: list[str], verdicts: list, **_) -> str:
+    """``k of n warn ahead (signals)`` for finding 9's At a glance row."""
+    return f"{len(warns)} of {len(verdicts)} warn ahead" + (f" ({', '.join(warns)})" if warns else "")
+
+
 def _row(n: str, title: str, claim: str, number: str, verdict, *by, sure: str = "") -> dict:
     """One At a glance row. ``verdict``: a Verdict, or the row's words when ``by`` names the Verdicts they come from;
     "how sure" is post hoc when any of them is, else declared (``sure`` overrides); their rule ids go to a footnote."""
@@ -148,6 +153,7 @@ def glance(ctx: dict) -> list[dict]:
     f7 = _by(ctx["f7"]["confirm"], "lam")
     lam = max(f7, key=float)
     f9 = ctx["f9"]
+    v2 = f9["v2"]
     succ = successor_groups(ctx["f11"]["verdicts"])
     two = "; ".join(f"{v['model']}: {v['verdict'].label.split(':')[0]}" for v in f10["two_verdicts"])
     ten2 = "; ".join(f"{v['model']} {v['verdict'].label.split(':')[0]} ({v['sure']})" for v in f10["ten"]["verdicts"])
@@ -235,10 +241,12 @@ def glance(ctx: dict) -> list[dict]:
             "9",
             "What comes before a collapse (beyond)",
             "—",
-            f"{len(f9['later_verdicts'])} alarm signals, rules fixed beforehand, scored on {f9['later']} later runs",
-            f"{len(f9['later_warns'])} of {len(f9['later_verdicts'])} warn ahead "
-            f"{', '.join(f9['later_warns'])}".strip(),
-            *(v["verdict"] for v in f9["later_verdicts"][:1]),
+            f"{len(f9['later_verdicts'])} alarm signals, rules fixed beforehand, scored on {f9['later']} later runs "
+            f"and {v2['fresh']['runs']} runs on fresh seeds; {len(v2['fresh']['verdicts'])} more signals (version 2, "
+            "Bonferroni) on both",
+            f"later runs: {_warns(f9['later_warns'], f9['later_verdicts'])}; fresh seeds: "
+            f"{_warns(**v2['v1_fresh'])}; version 2: later {_warns(**v2['later'])}, fresh {_warns(**v2['fresh'])}",
+            *(v["verdict"] for v in f9["later_verdicts"][:1] + v2["fresh"]["verdicts"][:1]),
         ),
         _row(
             "10",
