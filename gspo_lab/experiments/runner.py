@@ -26,7 +26,7 @@ import pandas as pd
 from gspo_lab.config import TrainConfig
 from gspo_lab.experiments.spec import CODE_VERSION, Cell, Spec, cells, core_specs
 from gspo_lab.experiments.store import merge, result_path, results_root, write_result
-from gspo_lab.experiments.summary import per_rollout, summarize
+from gspo_lab.experiments.summary import per_rollout, stored_rows, summarize
 from gspo_lab.paths import repo_root, runs_dir
 
 __all__ = ["run_cell", "cell_result", "run_sweep", "pending", "run_core", "rerun_prefix", "git_commit", "machine"]
@@ -125,7 +125,7 @@ def cell_result(cell: Cell, *, command: str = "") -> dict:
         sum(segments),
         summary=summary,
         diverged=diverged,
-        per_rollout=per_rollout(history),
+        per_rollout=stored_rows(per_rollout(history)),  # every mean, the maxima something reads
         eval=evals.to_dict(orient="list"),
     )
     if len(segments) > 1:

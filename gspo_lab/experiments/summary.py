@@ -40,6 +40,8 @@ __all__ = [
     "SUMMARY_KEYS",
     "summarize",
     "per_rollout",
+    "KEPT_MAXIMA",
+    "stored_rows",
     "endpoints",
     "endpoint_v2",
 ]
@@ -87,6 +89,22 @@ def per_rollout(history: pd.DataFrame) -> dict[str, list]:
         for col in table.columns:
             out[f"{col}:{stat}"] = [None if not math.isfinite(v) else float(v) for v in table[col]]
     return out
+
+
+#: the per-rollout maxima a stored result keeps (every mean is kept): those the findings, the precursors and the
+#: widgets read. Results written before 2026-12-04 keep every maximum; dropping the others halves a new cell's size
+#: (data/ holds under 50 MB) and loses nothing any reading uses. ``grad/norm_*`` / ``adam/peak_*``: every group.
+KEPT_MAXIMA = ("grad/norm", "grad/norm_", "adam/peak_", "clip/token_frac", "ratio/tok_log_absmax")
+
+
+def stored_rows(rows: dict[str, list]) -> dict[str, list]:
+    """The per-rollout rows a new stored result keeps (:data:`KEPT_MAXIMA`): every ``:mean``, the kept ``:max``."""
+
+    def kept(key: str) -> bool:
+        name, _, stat = key.rpartition(":")
+        return stat != "max" or name in KEPT_MAXIMA or name.startswith(("grad/norm_", "adam/peak_"))
+
+    return {k: v for k, v in rows.items() if kept(k)}
 
 
 def summarize(evals: pd.DataFrame, history: pd.DataFrame, *, diverged: bool = False) -> dict:
