@@ -68,6 +68,15 @@ class TrainConfig:
     grad_skip: float | None = None
     """Skip the optimizer step (parameters and AdamW's moments untouched) when the pre-clip gradient norm exceeds
     this; None = off."""
+    spike: str | None = None
+    """What an update whose pre-clip norm exceeds ``grad_skip`` does (issue 22, item 4; gspo_lab/grad_shaping.py
+    :data:`SPIKE_MODES`): None = skip it (no step, AdamW's state untouched); ``state_only`` = AdamW's moments take it,
+    the parameters do not move; ``step_only`` = the parameters take AdamW's step, its moments and step count are put
+    back (the spike leaves no trace in them); ``reset`` = AdamW's moments and step count are zeroed, then the step
+    (SPAM-style); ``random`` = its direction replaced by a random one of equal norm, then the step."""
+    optimizer: str = "adamw"
+    """adamw (β = (0.9, 0.999), no weight decay) | sgd (plain: no momentum, no weight decay; a rescaled gradient is
+    only a step size)."""
     norm_of: str | None = None
     """Direction × norm: apply this objective's direction at the norm of ``norm_of``'s gradient of the same minibatch
     (an objective key, at its own paper ε; two backward passes); None = off."""
@@ -150,6 +159,17 @@ class TrainConfig:
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a finite number > 0 or None (off), got {value}")
+        from gspo_lab.grad_shaping import SPIKE_MODES
+
+        if self.optimizer not in ("adamw", "sgd"):
+            raise ValueError(f"optimizer must be 'adamw' or 'sgd', got {self.optimizer!r}")
+        if self.spike is not None:
+            if self.spike not in SPIKE_MODES:
+                raise ValueError(f"spike must be one of {sorted(SPIKE_MODES)} or None (skip), got {self.spike!r}")
+            if self.grad_skip is None:
+                raise ValueError(f"spike={self.spike!r} needs grad_skip, the norm above which an update is a spike")
+            if self.optimizer != "adamw" and self.spike != "random":
+                raise ValueError(f"spike={self.spike!r} acts on AdamW's state; optimizer={self.optimizer!r} has none")
         if self.norm_of is not None:
             other = get_objective(self.norm_of)
             if self.norm_of == self.objective or other.per_token_adv != get_objective(self.objective).per_token_adv:

@@ -43,6 +43,8 @@ __all__ = [
     "total_norm",
     "mix_direction_norm",
     "adam_peaks",
+    "SPIKE_MODES",
+    "spike_step",
 ]
 
 #: (substring of a parameter's name, its group), first match wins; no match: "norm" (numbered note 1)
@@ -58,6 +60,13 @@ GROUPS = ("embed", "lm_head", "router", "mlp", "attn", "norm")
 RELATIVE_CAP_WINDOW = 64
 RELATIVE_CAP_MIN = 16
 _TINY = 1e-30  # guards v = 0 in adam_peaks (there g = 0 too)
+#: what a spike (an update above grad_skip) does instead of being skipped (TrainConfig.spike; issue 22, item 4)
+SPIKE_MODES = {
+    "state_only": "AdamW's moments take the gradient; the parameters do not move (the step runs at lr 0)",
+    "step_only": "the parameters take AdamW's step; its moments and step count are put back after it",
+    "reset": "AdamW's moments and step count are zeroed, then the step (SPAM-style)",
+    "random": "the gradient's direction is replaced by a random one of equal norm, then the step",
+}
 
 
 def param_groups(model: torch.nn.Module) -> dict[str, list[torch.nn.Parameter]]:
@@ -138,3 +147,43 @@ def adam_peaks(optimizer: torch.optim.Optimizer, groups: dict[str, list[torch.nn
             peak_sq = max(peak_sq, ratio_sq * (1 - beta2[id(p)] ** float(state["step"])))
         out[g] = math.sqrt(peak_sq)
     return out
+
+
+@torch.no_grad()
+def spike_step(optimizer: torch.optim.Optimizer, params: list[torch.nn.Parameter], mode: str, seed: int) -> None:
+    """The optimizer step of a spike under ``mode`` (:data:`SPIKE_MODES`); ``seed`` draws ``random``'s direction (a
+    standard normal vector over every gradient coordinate, rescaled to the gradient's norm: seeded per update, so
+    a resumed run draws the same one)."""
+    if mode not in SPIKE_MODES:
+        raise ValueError(f"mode must be one of {sorted(SPIKE_MODES)}, got {mode!r}")
+    live = [p for p in params if p.grad is not None]
+    if mode == "random":
+        gen = torch.Generator().manual_seed(seed)
+        noise = [torch.randn(p.grad.shape, generator=gen, dtype=p.grad.dtype) for p in live]
+        scale = total_norm(p.grad for p in live) / max(total_norm(noise), _TINY)
+        for p, z in zip(live, noise, strict=True):
+            p.grad.copy_(z.mul_(scale))
+    elif mode == "reset":
+        for p in live:
+            state = optimizer.state.get(p)
+            if state:
+                state["exp_avg"].zero_()
+                state["exp_avg_sq"].zero_()
+                state["step"].zero_()
+    if mode == "state_only":
+        lrs = [pg["lr"] for pg in optimizer.param_groups]
+        for pg in optimizer.param_groups:
+            pg["lr"] = 0.0
+        optimizer.step()
+        for pg, lr in zip(optimizer.param_groups, lrs, strict=True):
+            pg["lr"] = lr
+        return
+    saved = {id(p): {k: v.clone() for k, v in optimizer.state[p].items()} for p in live if optimizer.state.get(p)}
+    optimizer.step()
+    if mode == "step_only":  # put the moments back; a parameter's first step leaves no state behind either
+        for p in live:
+            if id(p) in saved:
+                for k, v in saved[id(p)].items():
+                    optimizer.state[p][k].copy_(v)
+            else:
+                optimizer.state.pop(p, None)

@@ -98,6 +98,8 @@ CATALOGUE: dict[str, str] = {
     "grad/norm": "gradient norm before clipping",
     "grad/clipped": "1 when a cap in force (grad_clip, or grad_clip_rel × the recent median) bound this update, else 0",
     "grad/skipped": "1 when this update took no optimizer step (grad_skip: its pre-clip norm exceeded the threshold)",
+    "grad/spike": "1 when this update's pre-clip norm exceeded grad_skip and TrainConfig.spike acted on it "
+    "(logged only with spike set)",
     "grad/norm_own": "norm_of arms: the norm of this objective's own gradient, before it took the other's norm",
     "grad/norm_other": "norm_of arms: the norm of the other objective's gradient of the same minibatch (the norm "
     "applied)",

@@ -53,7 +53,14 @@ import torch
 from gspo_lab.advantages import group_advantages, token_advantages
 from gspo_lab.config import TrainConfig
 from gspo_lab.corrections import correction_stats, off_policy_keep, sampler_ratio
-from gspo_lab.grad_shaping import adam_peaks, group_norms, mix_direction_norm, param_groups, relative_cap
+from gspo_lab.grad_shaping import (
+    adam_peaks,
+    group_norms,
+    mix_direction_norm,
+    param_groups,
+    relative_cap,
+    spike_step,
+)
 from gspo_lab.objectives import get_objective
 from gspo_lab.penalties import kl_penalty
 from gspo_lab.policy import rollout_logprobs
@@ -125,7 +132,10 @@ def init_state(cfg: TrainConfig, model=None, tokenizer=None) -> TrainState:
     ref_model = None
     if cfg.beta > 0:
         ref_model = copy.deepcopy(model).requires_grad_(False)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+    if cfg.optimizer == "sgd":  # plain SGD (issue 22, item 4): a rescaled gradient is only a step size
+        opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=0.0, weight_decay=0.0)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
     sched = lr_scheduler(
         opt, warmup_steps=cfg.warmup_steps, schedule=cfg.lr_schedule, horizon_steps=cfg.lr_horizon_steps
     )
@@ -244,11 +254,17 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
             f"non-finite loss ({loss.item()}) or gradient norm ({grad_norm}) at rollout {state.rollout_index}, "
             f"minibatch {m}, objective {cfg.objective!r}: the policy diverged; the last saved state is kept"
         )
-    skipped = cfg.grad_skip is not None and grad_norm > cfg.grad_skip
+    spike = cfg.grad_skip is not None and grad_norm > cfg.grad_skip
+    skipped = spike and cfg.spike is None
     lr = state.optimizer.param_groups[0]["lr"]
-    if not skipped:  # a skipped update leaves the parameters and AdamW's moments (and its step count) untouched
+    if spike and not skipped:  # what the spike does instead (cfg.spike, grad_shaping.SPIKE_MODES)
+        spike_step(state.optimizer, params, cfg.spike, cfg.seed * 1_000_003 + state.update_index)
+    elif not skipped:  # a skipped update leaves the parameters and AdamW's moments (and its step count) untouched
         state.optimizer.step()
+    if not skipped and cfg.optimizer == "adamw" and not (spike and cfg.spike == "step_only"):
         row.update({f"adam/peak_{g}": v for g, v in adam_peaks(state.optimizer, groups).items()})
+    if cfg.spike is not None:
+        row["grad/spike"] = float(spike)
     with warnings.catch_warnings():  # a skipped first update: torch warns that the schedule moved before any step
         warnings.filterwarnings("ignore", message="Detected call of `lr_scheduler.step\\(\\)` before")
         state.scheduler.step()

@@ -145,3 +145,111 @@ def test_bad_shaping_config(field, value, match):
         TrainConfig(objective="grpo", **{field: value})
     with pytest.raises(ValueError, match="norm_of needs beta = 0"):
         TrainConfig(objective="grpo", norm_of="gspo", beta=0.1)
+
+
+# --- issue 22, item 4: what a spike does instead of being skipped, and plain SGD --------------------------------
+
+
+def _adam_after_one_step(mode: str | None):
+    """A 2-parameter AdamW after a first ordinary step, then a spike under ``mode`` (None: an ordinary step)."""
+    from gspo_lab.grad_shaping import spike_step
+
+    w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    opt = torch.optim.AdamW([w], lr=0.1, weight_decay=0.0)
+    w.grad = torch.tensor([0.1, 0.2])
+    opt.step()
+    before = {k: v.clone() for k, v in opt.state[w].items()}
+    w0 = w.detach().clone()
+    w.grad = torch.tensor([30.0, -40.0])  # the spike: norm 50
+    if mode is None:
+        opt.step()
+    else:
+        spike_step(opt, [w], mode, seed=7)
+    return w0, w.detach().clone(), before, {k: v.clone() for k, v in opt.state[w].items()}, w.grad
+
+
+def test_state_only_moves_adams_moments_not_the_parameters():
+    w0, w1, before, after, _ = _adam_after_one_step("state_only")
+    assert torch.equal(w0, w1)
+    assert not torch.equal(before["exp_avg"], after["exp_avg"]) and float(after["step"]) == 2.0
+    _, _, _, plain, _ = _adam_after_one_step(None)
+    assert torch.equal(plain["exp_avg"], after["exp_avg"]) and torch.equal(plain["exp_avg_sq"], after["exp_avg_sq"])
+
+
+def test_step_only_moves_the_parameters_as_adam_would_and_leaves_no_trace_in_its_state():
+    w0, w1, before, after, _ = _adam_after_one_step("step_only")
+    _, w_plain, _, _, _ = _adam_after_one_step(None)
+    assert torch.equal(w1, w_plain) and not torch.equal(w0, w1)
+    assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+def test_reset_zeroes_adams_moments_before_the_step():
+    w0, w1, _, after, _ = _adam_after_one_step("reset")
+    assert float(after["step"]) == 1.0  # counted from zero again
+    assert torch.allclose(after["exp_avg"], 0.1 * torch.tensor([30.0, -40.0]))  # only the spike in m
+    assert torch.allclose(w0 - w1, 0.1 * torch.tensor([1.0, -1.0]), atol=1e-6)  # a fresh Adam's first step: lr · sign
+
+
+def test_random_keeps_the_norm_and_draws_the_same_direction_for_the_same_seed():
+    _, w1, _, _, grad = _adam_after_one_step("random")
+    assert float(grad.norm()) == pytest.approx(50.0, rel=1e-6)
+    assert not torch.allclose(grad / 50, torch.tensor([0.6, -0.8]), atol=1e-3)
+    _, w2, _, _, _ = _adam_after_one_step("random")
+    assert torch.equal(w1, w2)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        from gspo_lab.grad_shaping import spike_step
+
+        spike_step(torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1), [], "skip", 0)
+
+
+def test_spike_modes_in_the_loop_log_every_spike_and_never_skip():
+    for mode in ("state_only", "step_only", "reset", "random"):
+        state = init_state(replace(MOE, grad_skip=1e-12, grad_clip=None, spike=mode))
+        before = {k: v.clone() for k, v in state.model.state_dict().items()}
+        rows = train_step(state)
+        assert all(r["grad/spike"] == 1.0 and r["grad/skipped"] == 0.0 for r in rows), mode
+        moved = any(not torch.equal(v, before[k]) for k, v in state.model.state_dict().items())
+        assert moved == (mode != "state_only"), mode
+        assert bool(state.optimizer.state) == (mode != "step_only"), mode  # step_only leaves no state behind
+
+
+@pytest.mark.filterwarnings(r"ignore:Seems like `optimizer.step\(\)` has been overridden")
+def test_plain_sgd_steps_by_lr_times_the_gradient():
+    state = init_state(replace(MOE, optimizer="sgd", grad_clip=None, minibatches=1, lr=1e-3))
+    assert isinstance(state.optimizer, torch.optim.SGD) and state.optimizer.defaults["momentum"] == 0.0
+    before = {n: p.detach().clone() for n, p in state.model.named_parameters()}
+    grads = {}
+    original = state.optimizer.step
+
+    def spy(*a, **k):
+        grads.update({n: p.grad.clone() for n, p in state.model.named_parameters() if p.grad is not None})
+        return original(*a, **k)
+
+    state.optimizer.step = spy
+    rows = train_step(state)
+    assert "adam/peak_mlp" not in rows[0]
+    for n, p in state.model.named_parameters():
+        if n in grads:
+            assert torch.allclose(p.detach(), before[n] - 1e-3 * grads[n], atol=1e-7), n
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"spike": "x", "grad_skip": 10.0}, "spike must be one of"),
+        ({"spike": "reset"}, "needs grad_skip"),
+        ({"spike": "reset", "grad_skip": 10.0, "optimizer": "sgd"}, "acts on AdamW's state"),
+        ({"optimizer": "adam"}, "optimizer must be 'adamw' or 'sgd'"),
+    ],
+)
+def test_bad_spike_or_optimizer_config(kw, match):
+    with pytest.raises(ValueError, match=match):
+        TrainConfig(objective="grpo", **kw)
+
+
+def test_the_new_fields_leave_every_stored_key_alone():
+    from gspo_lab.experiments.spec import cell_key
+
+    cfg = TrainConfig(objective="grpo")
+    assert cell_key(cfg) == cell_key(replace(cfg, spike=None, optimizer="adamw"))
+    assert cell_key(cfg) != cell_key(replace(cfg, optimizer="sgd"))

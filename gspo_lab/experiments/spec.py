@@ -63,6 +63,8 @@ KEY_IF_NOT_DEFAULT = {
     "sampler_clip_min": None,
     "sampler_clip_max": 3.0,
     "opsm_threshold": None,
+    "spike": None,
+    "optimizer": "adamw",
 }
 
 
