@@ -12,32 +12,19 @@ under the same rule and each arm's collapse count (endpoint v2).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pandas as pd
 
 from gspo_lab.experiments.stats import paired_diff, t_sign
-from gspo_lab.findings.f10_ten import SEEDS, reread_flips
+from gspo_lab.findings.f10_ten import robust_paired, ten_rule
 from gspo_lab.findings.f10_why import DUAL_CAP, SPECS, _signed
 from gspo_lab.findings.fmt import t_cell
-from gspo_lab.findings.rules import PENDING, Rule, register
 from gspo_lab.findings.tables import progress, spec
 
 __all__ = ["SPEC", "DUAL_TEN", "dual_ten_verdict", "pool", "robust_dual", "section"]
 
 SPEC = SPECS["dual_ten"]
 CAPS = ("30", "10")
-DUAL_TEN = register(
-    Rule(
-        "f10v.dual_cap",
-        "10",
-        dict(DUAL_CAP.outcomes),
-        {"LEVEL": 0.95},
-        declared="data/specs/f10v_dual_cap_ten.toml, before its runs (Student-t interval, ten seeds)",
-        marker="Rule f10v.dual_cap per model and cap, declared here",
-        specs=(SPEC,),
-    )
-)
+DUAL_TEN = ten_rule("f10v.dual_cap", DUAL_CAP, SPEC, "Rule f10v.dual_cap per model and cap, declared here")
 
 
 def dual_ten_verdict(diff: pd.Series):
@@ -60,14 +47,9 @@ def pool(table: pd.DataFrame, model: str, cap: str) -> pd.DataFrame:
 
 
 def robust_dual(runs: pd.DataFrame) -> tuple:
-    """(verdict, flips, difference) on one model's pooled DUAL and CAP runs at one cap: the declared re-readings."""
-    diff = paired_diff(runs, "DUAL", "CAP", "late_acc")
-    verdict = dual_ten_verdict(diff)
-    if verdict.outcome == PENDING:
-        return verdict, [], diff
-    flips = reread_flips(lambda r, column: dual_ten_verdict(paired_diff(r, "DUAL", "CAP", column)), runs,
-                         verdict.outcome)  # fmt: skip
-    return verdict, flips, diff
+    """(verdict, flips, difference) on one model's pooled DUAL and CAP runs at one cap: the declared re-readings
+    (provisional below ten paired seeds)."""
+    return robust_paired(runs, "DUAL", "CAP", dual_ten_verdict)
 
 
 def _counts(runs: pd.DataFrame) -> list[str]:
@@ -90,9 +72,6 @@ def section(table: pd.DataFrame) -> dict:
             if not (runs["fresh"].any() and len(runs)):
                 continue
             verdict, flips, diff = robust_dual(runs)
-            n = min(int((runs["arm_id"] == a).sum()) for a in ("DUAL", "CAP"))
-            if verdict.outcome != PENDING and n < SEEDS:
-                verdict = replace(verdict, provisional=f"{n} of {SEEDS} seeds finished")
             fresh = dual_ten_verdict(paired_diff(runs[runs["fresh"]], "DUAL", "CAP", "late_acc"))
             sure = "fragile: " + "; ".join(flips) if flips else "robust"
             rows.append([model, cap, t_cell(diff), str(verdict), fresh.label, sure, *_counts(runs)])

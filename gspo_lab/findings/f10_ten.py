@@ -35,17 +35,16 @@ __all__ = [
 ]
 
 SEEDS = 10
-TEN = register(
-    Rule(
-        "f10t.two_by_two",
-        "10",
-        dict(TWO_BY_TWO.outcomes),
-        {"LEVEL": 0.95},
-        declared="data/specs/f10t_two_by_two_ten.toml, before its runs (Student-t interval, ten seeds)",
-        marker="Rule f10t.two_by_two per model, declared here",
-        specs=(SPECS["ten"],),
-    )
-)
+
+
+def ten_rule(name: str, like: Rule, spec_name: str, marker: str) -> Rule:
+    """A ten-seed reading's rule, registered: ``like``'s outcomes read with the Student-t interval its spec
+    ``spec_name`` declared before its runs; ``marker`` is the spec's text that introduced it."""
+    declared = f"data/specs/{spec_name}.toml, before its runs (Student-t interval, ten seeds)"
+    return register(Rule(name, "10", dict(like.outcomes), {"LEVEL": 0.95}, declared, marker, specs=(spec_name,)))
+
+
+TEN = ten_rule("f10t.two_by_two", TWO_BY_TWO, SPECS["ten"], "Rule f10t.two_by_two per model, declared here")
 
 
 def ten_verdict(diffs: dict[str, pd.Series]):
@@ -95,16 +94,8 @@ def section(table: pd.DataFrame) -> dict:
     return {"progress": progress(spec(SPECS["ten"])), "rows": rows, "verdicts": verdicts, "header": header}
 
 
-SKIP_TEN = register(
-    Rule(
-        "f10u.skip_shrink",
-        "10",
-        dict(SKIP_SHRINK.outcomes),
-        {"LEVEL": 0.95},
-        declared="data/specs/f10u_shrink_skip_ten.toml, before its runs (Student-t interval, ten seeds)",
-        marker="Rule f10u.skip_shrink per model, declared here",
-        specs=(SPECS["shrink_ten"],),
-    )
+SKIP_TEN = ten_rule(
+    "f10u.skip_shrink", SKIP_SHRINK, SPECS["shrink_ten"], "Rule f10u.skip_shrink per model, declared here"
 )
 
 
@@ -113,18 +104,24 @@ def skip_ten_verdict(diff: pd.Series):
     return _signed(SKIP_TEN, diff, t_sign)
 
 
-def robust_skip(m: pd.DataFrame) -> tuple:
-    """(verdict, flips, difference) on one model's pooled SKIP and SHRINK runs (seed, late_acc, reward_auc,
-    eval_final): leave-one-seed-out, training-reward AUC and the final evaluation alone, as declared."""
-    diff = paired_diff(m, "SKIP", "SHRINK", "late_acc")
-    verdict = skip_ten_verdict(diff)
+def robust_paired(m: pd.DataFrame, arm: str, base: str, read) -> tuple:
+    """(verdict, flips, difference): ``read`` (per-seed differences -> Verdict) on ``arm`` − ``base`` of late
+    accuracy over the pooled runs ``m`` (seed, late_acc, reward_auc, eval_final), with the declared re-readings
+    (:func:`reread_flips`); provisional below :data:`SEEDS` paired seeds."""
+    diff = paired_diff(m, arm, base, "late_acc")
+    verdict = read(diff)
     if verdict.outcome == PENDING:
         return verdict, [], diff
-    flips = reread_flips(lambda runs, column: skip_ten_verdict(paired_diff(runs, "SKIP", "SHRINK", column)), m,
-                   verdict.outcome)  # fmt: skip
+    flips = reread_flips(lambda runs, column: read(paired_diff(runs, arm, base, column)), m, verdict.outcome)
     if len(diff) < SEEDS:
         verdict = replace(verdict, provisional=f"{len(diff)} of {SEEDS} seeds finished")
     return verdict, flips, diff
+
+
+def robust_skip(m: pd.DataFrame) -> tuple:
+    """(verdict, flips, difference) on one model's pooled SKIP and SHRINK runs: leave-one-seed-out, training-reward
+    AUC and the final evaluation alone, as declared."""
+    return robust_paired(m, "SKIP", "SHRINK", skip_ten_verdict)
 
 
 def skip_section(table: pd.DataFrame) -> dict:

@@ -31,17 +31,23 @@ WHERE = ("model", "cap", "name", "pair", "comparison", "arm", "base", "label", "
 SEEN: dict[str, Rule] = {}
 
 
-def _where(frame, depth: int = 4) -> str:
+def _where(frame, depth: int = 5) -> str:
+    """Where a verdict was read: ``model`` from any of the ``depth`` caller frames (it names the table a verdict sits
+    in), then up to two more of :data:`WHERE`'s names from the nearest frame holding any."""
+    found: dict[str, str] = {}
+    nearest: list[str] = []
     for _ in range(depth):
         frame = frame.f_back
         if frame is None or frame.f_code.co_filename == __file__:  # past the section: nothing of the caller's
             break
-        found = [
-            f"{k} {v}" for k in WHERE if isinstance(v := frame.f_locals.get(k), (str, int, float)) and len(str(v)) < 40
-        ]
-        if found:
-            return ", ".join(found[:2])
-    return ""
+        here = {k: v for k in WHERE if isinstance(v := frame.f_locals.get(k), (str, int, float)) and len(str(v)) < 40}
+        if here and not nearest:
+            nearest = [k for k in here if k != "model"][:2]
+            found.update({k: here[k] for k in nearest})
+        if "model" in here and "model" not in found:
+            found["model"] = here["model"]
+    keys = (["model"] if "model" in found else []) + nearest
+    return ", ".join(f"{k} {found[k]}" for k in keys)
 
 
 def verdicts(sections, marks: dict | None = None) -> tuple[dict[str, list[tuple[str, str, str]]], dict]:
