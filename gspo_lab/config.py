@@ -72,8 +72,9 @@ class TrainConfig:
     """What an update whose pre-clip norm exceeds ``grad_skip`` does (issue 22, item 4; gspo_lab/grad_shaping.py
     :data:`SPIKE_MODES`): None = skip it (no step, AdamW's state untouched); ``state_only`` = AdamW's moments take it,
     the parameters do not move; ``step_only`` = the parameters take AdamW's step, its moments and step count are put
-    back (the spike leaves no trace in them); ``reset`` = AdamW's moments and step count are zeroed, then the step
-    (SPAM-style); ``random`` = its direction replaced by a random one of equal norm, then the step."""
+    back (the spike leaves no trace in them); ``reset`` = the parameters take AdamW's step, then its moments and step
+    count are zeroed (SPAM-style: neither the spike nor anything before it stays in them); ``random`` = its
+    direction replaced by a random one of equal norm, then the step."""
     optimizer: str = "adamw"
     """adamw (β = (0.9, 0.999), no weight decay) | sgd (plain: no momentum, no weight decay; a rescaled gradient is
     only a step size)."""

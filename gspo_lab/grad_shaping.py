@@ -64,7 +64,7 @@ _TINY = 1e-30  # guards v = 0 in adam_peaks (there g = 0 too)
 SPIKE_MODES = {
     "state_only": "AdamW's moments take the gradient; the parameters do not move (the step runs at lr 0)",
     "step_only": "the parameters take AdamW's step; its moments and step count are put back after it",
-    "reset": "AdamW's moments and step count are zeroed, then the step (SPAM-style)",
+    "reset": "the parameters take AdamW's step, then its moments and step count are zeroed (SPAM-style reset)",
     "random": "the gradient's direction is replaced by a random one of equal norm, then the step",
 }
 
@@ -163,13 +163,6 @@ def spike_step(optimizer: torch.optim.Optimizer, params: list[torch.nn.Parameter
         scale = total_norm(p.grad for p in live) / max(total_norm(noise), _TINY)
         for p, z in zip(live, noise, strict=True):
             p.grad.copy_(z.mul_(scale))
-    elif mode == "reset":
-        for p in live:
-            state = optimizer.state.get(p)
-            if state:
-                state["exp_avg"].zero_()
-                state["exp_avg_sq"].zero_()
-                state["step"].zero_()
     if mode == "state_only":
         lrs = [pg["lr"] for pg in optimizer.param_groups]
         for pg in optimizer.param_groups:
@@ -180,6 +173,10 @@ def spike_step(optimizer: torch.optim.Optimizer, params: list[torch.nn.Parameter
         return
     saved = {id(p): {k: v.clone() for k, v in optimizer.state[p].items()} for p in live if optimizer.state.get(p)}
     optimizer.step()
+    if mode == "reset":  # the step taken, AdamW starts afresh: moments and step count zeroed (SPAM's reset)
+        for p in live:
+            for key in ("exp_avg", "exp_avg_sq", "step"):
+                optimizer.state[p][key].zero_()
     if mode == "step_only":  # put the moments back; a parameter's first step leaves no state behind either
         for p in live:
             if id(p) in saved:
