@@ -131,3 +131,14 @@ def test_nan_stays_nan_under_every_reading():
     for e in reading.ENDPOINTS:
         with reading.reading(endpoint=e):
             assert math.isnan(endpoints(_result([], []))["late_acc"])
+
+
+def test_the_page_pass_must_read_what_the_robustness_pass_read():
+    """The marks go by position: a page pass that reads another count of a rule's verdicts stops the build."""
+    from gspo_lab.findings.reread import page_pass
+
+    result = robust.robustness({"s": _section()})
+    _, rows = page_pass({"s": _section()}, marks=robust.marks(result))
+    robust.check_pairing(result, rows)
+    with pytest.raises(RuntimeError, match="read other verdicts"):
+        robust.check_pairing(result, [{**rows[0], "read": rows[0]["read"] + 1}])

@@ -144,6 +144,7 @@ def compute() -> tuple[dict, dict]:
         with interval_method(PAGE_INTERVAL):
             checked = robust.robustness(SECTIONS)
         outputs, rows = reread.page_pass(SECTIONS, marks=robust.marks(checked))
+    robust.check_pairing(checked, rows)  # the marks sit on the verdicts the robustness pass read, or the build stops
     for name, (ctx, figs) in outputs.items():
         context[name] = ctx
         figures.update(figs)

@@ -24,13 +24,13 @@ page says so.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import gspo_lab.experiments.reading as reading
 from gspo_lab.findings.reread import SEEN, verdicts
 from gspo_lab.findings.rules import PENDING
 
-__all__ = ["readings", "robustness", "marks", "summary"]
+__all__ = ["readings", "robustness", "marks", "check_pairing", "summary"]
 
 
 def readings(seeds: list[int]) -> list[tuple[str, dict]]:
@@ -79,6 +79,16 @@ def robustness(sections: dict) -> dict:
                     new = SEEN[rule].outcomes.get(other[i][1], other[i][1])
                     flips[name].setdefault(i, []).append(f"{what}: {new}")
     return {"base": base, "seeds": seeds, "flips": dict(flips), "unread": dict(unread), "tried": tried}
+
+
+def check_pairing(result: dict, rows: list[dict]) -> None:
+    """RuntimeError unless the page's pass (``rows``: :func:`gspo_lab.findings.reread.pair`'s per section and rule
+    counts) read every section's rules as often as the robustness pass did: the marks go by position."""
+    base = Counter((name, rule) for name, log in result["base"].items() for rule, *_ in log)
+    page = Counter({(r["section"], r["rule"]): r["read"] for r in rows})
+    if base != page:
+        differ = sorted(k for k in base | page if base[k] != page[k])
+        raise RuntimeError(f"the page's pass read other verdicts than the robustness pass: {differ[:3]}")
 
 
 def marks(result: dict) -> dict:
