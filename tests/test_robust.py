@@ -142,3 +142,23 @@ def test_the_page_pass_must_read_what_the_robustness_pass_read():
     robust.check_pairing(result, rows)
     with pytest.raises(RuntimeError, match="read other verdicts"):
         robust.check_pairing(result, [{**rows[0], "read": rows[0]["read"] + 1}])
+
+
+def test_memoized_cells_still_follow_the_reading_and_record_the_seeds():
+    """Within spec.memoized() each spec's cells are built once, yet every call sees the reading's left-out seed and
+    is recorded by track(), as without the memo; a Cell's key is computed once."""
+    from gspo_lab.experiments.spec import memoized
+
+    s = spec_named("f10v_dual_cap_ten")
+    plain = cells(s, "confirm")
+    with memoized():
+        first = cells(s, "confirm")
+        assert [c.key for c in first] == [c.key for c in plain]
+        with reading.track() as seen:
+            again = cells(s, "confirm")
+        assert seen == {60, 61, 62, 63, 64} and again[0] is first[0]  # the same Cell objects, built once
+        with reading.reading(drop_seed=61):
+            assert {c.seed for c in cells(s, "confirm")} == {60, 62, 63, 64}
+        again.pop()  # a caller changing its list does not change the memo
+        assert len(cells(s, "confirm")) == len(plain)
+    assert "key" in first[0].__dict__  # cached on the Cell

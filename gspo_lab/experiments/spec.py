@@ -17,11 +17,14 @@ stored result (:mod:`gspo_lab.experiments.store`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import hashlib
 import itertools
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,7 +137,7 @@ class Cell:
     probe: str | None = None
     probe_kw: dict = dataclasses.field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         return cell_key(self.cfg, self.probe, self.probe_kw)
 
@@ -225,9 +228,39 @@ def spec_named(name: str) -> Spec:
     return load_spec(path)
 
 
+_MEMO: dict | None = None
+
+
+@contextlib.contextmanager
+def memoized() -> Iterator[None]:
+    """Within the block, :func:`cells` builds each spec's cells once (the findings page asks for them thousands of
+    times, once per robustness reading); the readings' seed filter still applies to every call."""
+    global _MEMO
+    before = _MEMO
+    _MEMO = {} if before is None else before
+    try:
+        yield
+    finally:
+        _MEMO = before
+
+
 def cells(spec: Spec, seeds: str = "all", *, core: bool = False) -> list[Cell]:
     """Every cell of the spec for a seed set, in a fixed order (grid points × seeds); ``core``: only the core set's
-    grid points (:meth:`Spec.in_core`)."""
+    grid points (:meth:`Spec.in_core`). A robustness reading's left-out seed is left out (gspo_lab/experiments/
+    reading.py)."""
+    if _MEMO is None:
+        out = _cells(spec, seeds, core)
+    else:
+        memo_key = (repr(spec), seeds, core, reading.left_out())
+        if memo_key not in _MEMO:
+            _MEMO[memo_key] = _cells(spec, seeds, core)
+        out = list(_MEMO[memo_key])
+    if seeds != "all" and reading.replicate(spec.probe):
+        reading.note_seeds(c.seed for c in out)
+    return out
+
+
+def _cells(spec: Spec, seeds: str, core: bool) -> list[Cell]:
     out = []
     keys = list(spec.grid)
     config_names = {f.name for f in dataclasses.fields(TrainConfig)}
@@ -245,8 +278,6 @@ def cells(spec: Spec, seeds: str = "all", *, core: bool = False) -> list[Cell]:
             if reading.replicate(spec.probe) and seed == reading.left_out():  # a robustness reading leaves it out
                 continue
             out.append(Cell(spec.name, point, seed, TrainConfig(**fields, seed=seed), spec.probe, probe_kw))
-    if seeds != "all" and reading.replicate(spec.probe):
-        reading.note_seeds(c.seed for c in out)
     return out
 
 

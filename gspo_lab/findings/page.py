@@ -133,14 +133,15 @@ def rule_markers() -> dict[str, tuple[str, tuple[str, ...]]]:
 def compute() -> tuple[dict, dict]:
     """Every section's context and figures (under the page's interval, each verdict marked with the robustness
     readings that change it: gspo_lab/findings/robust.py), and the re-reading of every verdict under stats version
-    2's interval (gspo_lab/findings/reread.py). Each stored result is parsed once (:func:`cached`)."""
+    2's interval (gspo_lab/findings/reread.py). Each stored result is parsed, each spec's cells built, once."""
     import gspo_lab.findings.reread as reread
     import gspo_lab.findings.robust as robust
+    from gspo_lab.experiments.spec import memoized
     from gspo_lab.experiments.stats import PAGE_INTERVAL, interval_method
     from gspo_lab.experiments.store import cached
 
     context, figures = {}, {}
-    with cached():
+    with cached(), memoized():
         with interval_method(PAGE_INTERVAL):
             checked = robust.robustness(SECTIONS)
         outputs, rows = reread.page_pass(SECTIONS, marks=robust.marks(checked))
