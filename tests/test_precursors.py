@@ -78,6 +78,9 @@ def test_version_2_is_what_choose_picks_on_version_1s_runs():
     assert set(header["chosen_on"]).isdisjoint(held) and set(v1["held_out"]).isdisjoint(held)
     runs = [with_derived(r) for r in stored_runs(header["chosen_on"])]
     assert choose(runs, SIGNALS_V2) == rules
+    from gspo_lab.findings.f9_precursors import LATER, SKILL_V2
+
+    assert header["held_out_later"] == list(LATER) and SKILL_V2.specs == tuple(held)  # one list, written twice
 
 
 def test_the_derived_ess_is_kish_for_normal_log_ratios():

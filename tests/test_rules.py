@@ -112,6 +112,17 @@ def _dose(means: dict[str, float]) -> pd.DataFrame:
     return pd.DataFrame([{"clip": c, "seed": s, "late_acc": v + 0.01 * s} for c, v in means.items() for s in range(5)])
 
 
+def _ten_seed_cases(arm: str, verdict) -> list[tuple]:
+    """A ten-seed Student-t rule's cases on per-seed differences: above 0, below, across, and the edge case where the
+    page's bootstrap-t would read "higher" but the declared Student-t does not."""
+    return [
+        (f"{arm} higher", lambda: verdict(UP), "higher"),
+        (f"{arm} lower", lambda: verdict(DOWN), "lower"),
+        ("across 0", lambda: verdict(MIXED), "none"),
+        ("t interval across 0 where the bootstrap's is above", lambda: verdict(EDGE), "none"),
+    ]
+
+
 def _skill_v2(warned: int, collapsing: int, false: int, stable: int):
     """``f9v2.skill`` on counts scored as version 2 scores them: Wilson intervals at f9's LEVEL_V2."""
     from gspo_lab.precursors import _wilson
@@ -430,18 +441,8 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
             "mixed",
         ),
     ],
-    "f10u.skip_shrink": [
-        ("skip higher", lambda: f10t.skip_ten_verdict(UP), "higher"),
-        ("skip lower", lambda: f10t.skip_ten_verdict(DOWN), "lower"),
-        ("across 0", lambda: f10t.skip_ten_verdict(MIXED), "none"),
-        ("t interval across 0 where the bootstrap's is above", lambda: f10t.skip_ten_verdict(EDGE), "none"),
-    ],
-    "f10v.dual_cap": [
-        ("dual-clip higher", lambda: f10v.dual_ten_verdict(UP), "higher"),
-        ("dual-clip lower", lambda: f10v.dual_ten_verdict(DOWN), "lower"),
-        ("across 0", lambda: f10v.dual_ten_verdict(MIXED), "none"),
-        ("t interval across 0 where the bootstrap's is above", lambda: f10v.dual_ten_verdict(EDGE), "none"),
-    ],
+    "f10u.skip_shrink": _ten_seed_cases("skip", f10t.skip_ten_verdict),
+    "f10v.dual_cap": _ten_seed_cases("dual-clip", f10v.dual_ten_verdict),
     "f2t.ten": [
         ("GRPO 8/10, GSPO 1/10", lambda: f2t.ten_verdict(8, 10, 1, 10), "separates"),
         ("GRPO 2/10, GSPO 0/10", lambda: f2t.ten_verdict(2, 10, 0, 10), "neither"),

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
-from gspo_lab.experiments.spec import Cell, Spec, cells
+from gspo_lab.experiments.spec import Cell, Spec, cells, memoized
 from gspo_lab.paths import data_dir
 
 __all__ = [
@@ -75,13 +75,15 @@ def load_result(path: str | Path) -> dict:
 
 @contextmanager
 def cached() -> Iterator[None]:
-    """Within the block, :func:`load_result` parses each stored file once (the findings page reads each many times,
-    once per robustness reading)."""
+    """Within the block, :func:`load_result` parses each stored file once and :func:`~gspo_lab.experiments.spec.
+    cells` builds each spec's cells once (:func:`~gspo_lab.experiments.spec.memoized`): the findings page reads them
+    many times, once per robustness reading."""
     global _CACHE
     before = _CACHE
     _CACHE = {} if before is None else before
     try:
-        yield
+        with memoized():
+            yield
     finally:
         _CACHE = before
 

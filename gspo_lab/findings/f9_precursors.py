@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.store import load_result, result_path
 from gspo_lab.findings.fmt import num
@@ -95,13 +96,16 @@ def skill_verdict(row, rule: Rule = SKILL) -> Verdict:
 
 
 def stored_runs(spec_names: list[str]) -> list[dict]:
-    """The per-rollout tables of every stored training cell of the named specs (all seed sets)."""
-    runs = []
+    """The per-rollout tables of every stored training cell of the named specs (all seed sets); their seeds are
+    noted for the page's robustness readings (each one left out in turn)."""
+    runs, seeds = [], set()
     for name in spec_names:
         for cell in cells(spec(name), "all"):
             path = result_path(cell)
             if path.exists():
                 runs.append(load_result(path)["per_rollout"])
+                seeds.add(cell.seed)
+    reading.note_seeds(seeds)
     return runs
 
 
@@ -161,27 +165,26 @@ def version_two(v1_rules) -> dict:
 def section() -> tuple[dict, dict]:
     header, rules = load_frozen()
     explored, held, later = (stored_runs(names) for names in (header["chosen_on"], header["held_out"], list(LATER)))
-    scored, scored_later = score(held, rules), score(later, rules)
-    verdicts, later_verdicts = _verdicts(scored), _verdicts(scored_later)
+    first, second = _scored(held, rules, SKILL), _scored(later, rules, SKILL)
     ctx = {
         "version": header["version"],
         "chosen_on": len(explored),
-        "held_out": len(held),
+        "held_out": first["runs"],
         "held_out_specs": header["held_out"],
         "explored_rows": _rows(score(explored, rules), False),
-        "held_rows": _rows(scored, True),
-        "verdicts": verdicts,
-        "warns": [v["signal"] for v in verdicts if v["verdict"].outcome == "warns"],
-        "collapsing": int(scored["collapsing"].max()),
-        "stable": int(scored["stable"].max()),
+        "held_rows": first["rows"],
+        "verdicts": first["verdicts"],
+        "warns": first["warns"],
+        "collapsing": first["collapsing"],
+        "stable": first["stable"],
         "lead": LEAD,
-        "later": len(later),
+        "later": second["runs"],
         "later_specs": contributing(LATER),  # a spec with no stored run is no source (issue 22: f10c had none)
-        "later_rows": _rows(scored_later, True),
-        "later_verdicts": later_verdicts,
-        "later_warns": [v["signal"] for v in later_verdicts if v["verdict"].outcome == "warns"],
-        "later_collapsing": int(scored_later["collapsing"].max()) if len(later) else 0,
-        "later_stable": int(scored_later["stable"].max()) if len(later) else 0,
+        "later_rows": second["rows"],
+        "later_verdicts": second["verdicts"],
+        "later_warns": second["warns"],
+        "later_collapsing": second["collapsing"],
+        "later_stable": second["stable"],
         "v2": version_two(rules),
     }
     return ctx, {}

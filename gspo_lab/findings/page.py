@@ -136,12 +136,11 @@ def compute() -> tuple[dict, dict]:
     2's interval (gspo_lab/findings/reread.py). Each stored result is parsed, each spec's cells built, once."""
     import gspo_lab.findings.reread as reread
     import gspo_lab.findings.robust as robust
-    from gspo_lab.experiments.spec import memoized
     from gspo_lab.experiments.stats import PAGE_INTERVAL, interval_method
     from gspo_lab.experiments.store import cached
 
     context, figures = {}, {}
-    with cached(), memoized():
+    with cached():
         with interval_method(PAGE_INTERVAL):
             checked = robust.robustness(SECTIONS)
         outputs, rows = reread.page_pass(SECTIONS, marks=robust.marks(checked))
