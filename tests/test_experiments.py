@@ -121,9 +121,10 @@ def test_run_skip_merge_and_reproduce(spec, tmp_path, monkeypatch):
     import gzip
     import json
 
-    path = next((tmp_path / "results-again").glob("*/*.json.gz"))
+    path = next((tmp_path / "results-again").glob("*/*.json.xz"))  # results are written xz-compressed
     tampered = {**again, "summary": {**again["summary"], "eval_final": again["summary"]["eval_final"] + 0.25}}
-    with gzip.open(path, "wt") as f:
+    path.unlink()  # a result written before the switch to xz (gzip) is still read and compared
+    with gzip.open(path.with_name(path.name.replace(".xz", ".gz")), "wt") as f:
         json.dump(tampered, f)
     got = compare_results(tmp_path / "results-again", tmp_path / "results")
     assert got["identical"] == 0 and got["max_abs_diff"] == pytest.approx(0.25) and len(got["differing"]) == 1

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from gspo_lab.experiments.spec import cells, spec_named
-from gspo_lab.experiments.store import result_path, results_root
+from gspo_lab.experiments.store import result_path, results_root, stored_files
 from gspo_lab.findings import bookkeeping, f9_precursors, f10_runs
 from gspo_lab.findings.f10_why import SPECS
 from gspo_lab.findings.rules import RULES
@@ -26,7 +26,7 @@ def test_a_cell_called_re_run_has_a_stored_result_under_its_key(page):
     """'36 cells … were re-run': 30 of them (f10c_relative_confirm) were withdrawn, never re-run."""
     ctx, _ = bookkeeping.provenance_section()
     superseded = ctx["superseded"]
-    stored = [(results_root() / e["spec"] / f"{e['key']}.json.gz").exists() for e in superseded]
+    stored = [bool(stored_files(results_root() / e["spec"], e["key"])) for e in superseded]
     assert ctx["rerun"] == sum(stored) and ctx["withdrawn"] == len(superseded) - sum(stored)
     assert f"({ctx['rerun']} cells that did were re-run under the same key" in " ".join(page.split())
     assert ctx["withdrawn"] == 0 or f"{ctx['withdrawn']} more cells were withdrawn there and not re-run" in " ".join(
@@ -74,3 +74,10 @@ def test_dual_clip_under_a_cap_shows_both_arms_collapse_counts(page):
             g = m[m["arm_id"] == arm]
             assert shown == f"{int(g['collapsed'].sum())}/{len(g)}", (model, cap, arm)
         assert re.search(rf"\| {model} \| {cap} \| {re.escape(with_dual)} \| {re.escape(alone)} \|", page)
+
+
+def test_every_stored_result_is_xz_compressed_and_data_stays_within_its_budget():
+    """scripts/recompress_results.py left no gzip result behind, and data/ holds at most 50 MB."""
+    root = results_root()
+    assert not list(root.rglob("*.json.gz"))
+    assert sum(p.stat().st_size for p in data_dir().rglob("*") if p.is_file()) < 50e6

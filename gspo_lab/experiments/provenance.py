@@ -23,7 +23,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from gspo_lab.experiments.store import SUPERSEDED, load_result, results_root
+from gspo_lab.experiments.store import SUPERSEDED, load_result, results_root, stored_files
 from gspo_lab.paths import data_dir, repo_root
 
 __all__ = ["git_available", "spec_first_commit", "classify", "rule_introduced", "build_table", "write", "check",
@@ -119,7 +119,7 @@ def _spec_names() -> list[str]:
 
 def _cell_commits(name: str, root: Path) -> list[str]:
     """The recorded commit of every stored result of spec ``name`` (sorted by file name)."""
-    return [str(load_result(p).get("git_commit") or "unknown") for p in sorted((root / name).glob("*.json.gz"))]
+    return [str(load_result(p).get("git_commit") or "unknown") for p in stored_files(root / name)]
 
 
 def _short(commit: str) -> str:

@@ -1,4 +1,4 @@
-"""The result store: one immutable compressed JSON per finished cell, ``data/results/<spec>/<key>.json.gz``.
+"""The result store: one immutable compressed JSON per finished cell, ``data/results/<spec>/<key>.json.xz``.
 
 A result holds the config, the seed, per-rollout aggregates of every logged metric (mean and max, so a spike
 shows), the held-out evaluations, the summary (:mod:`gspo_lab.experiments.summary`), the command, the git commit,
@@ -6,12 +6,17 @@ the machine and the wall time. :func:`merge` gathers a spec's results into one t
 values, seed and summary). ``GSPO_LAB_RESULTS`` points the store elsewhere (a scratch re-run of the core set).
 A result that had to be re-run (its recorded commit is unknown to the repository) is moved, not deleted, to
 ``data/results/superseded/<spec>/`` with a record of why (:func:`supersede`).
+
+Results are xz-compressed (:data:`SUFFIX`): 17 % smaller than gzip on the stored set, so data/ stays within its 50 MB.
+:func:`load_result` still reads a ``.json.gz`` (results written before the switch, e.g. in a scratch folder); the
+stored ones were re-compressed losslessly by ``scripts/recompress_results.py`` (the same JSON bytes).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import math
 import os
 from collections.abc import Iterator
@@ -36,10 +41,15 @@ __all__ = [
     "compare_results",
     "supersede",
     "SUPERSEDED",
+    "SUFFIX",
+    "stored_files",
 ]
 
 #: where superseded results go (under the results root), with superseded.json recording why
 SUPERSEDED = "superseded"
+#: a stored result's file suffix (xz: see the module docstring); ``.json.gz`` is still read
+SUFFIX = ".json.xz"
+_READABLE = (SUFFIX, ".json.gz")
 
 
 def results_root() -> Path:
@@ -53,7 +63,19 @@ def results_dir(spec_name: str) -> Path:
 
 
 def result_path(cell: Cell) -> Path:
-    return results_dir(cell.spec) / f"{cell.key}.json.gz"
+    return results_dir(cell.spec) / f"{cell.key}{SUFFIX}"
+
+
+def stored_files(folder: str | Path, pattern: str = "*") -> list[Path]:
+    """The stored results in ``folder`` matching ``pattern`` (without suffix; e.g. ``"*/*"``), sorted; either
+    compression."""
+    return sorted(p for suffix in _READABLE for p in Path(folder).glob(pattern + suffix))
+
+
+def _open(path: str | Path):
+    if not str(path).endswith(_READABLE):
+        raise ValueError(f"path: a stored result ends in {' or '.join(_READABLE)}, got {str(path)!r}")
+    return (lzma.open if str(path).endswith(".xz") else gzip.open)(path, "rt")
 
 
 _CACHE: dict | None = None
@@ -63,12 +85,12 @@ def load_result(path: str | Path) -> dict:
     """A stored result. Within :func:`cached` the parsed result is kept (by path, size and modification time) and the
     same object is returned again: callers read results and never change them."""
     if _CACHE is None:
-        with gzip.open(path, "rt") as f:
+        with _open(path) as f:
             return json.load(f)
     st = os.stat(path)
     key = (str(path), st.st_size, st.st_mtime_ns)
     if key not in _CACHE:
-        with gzip.open(path, "rt") as f:
+        with _open(path) as f:
             _CACHE[key] = json.load(f)
     return _CACHE[key]
 
@@ -92,7 +114,7 @@ def write_result(path: Path, obj: dict) -> None:
     """Write ``obj`` as compressed JSON, atomically (a temporary file renamed into place)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with gzip.open(tmp, "wt") as f:
+    with lzma.open(tmp, "wt") as f:
         json.dump(obj, f, separators=(",", ":"))
     os.replace(tmp, path)
 
@@ -102,7 +124,7 @@ def merge(spec: Spec, *, write: bool = True) -> pd.DataFrame:
     also saved as ``data/results/<name>.csv``."""
     keys = {c.key: c for c in cells(spec, "all")}
     rows = []
-    for path in sorted(results_dir(spec.name).glob("*.json.gz")):
+    for path in stored_files(results_dir(spec.name)):
         result = load_result(path)
         if result["key"] not in keys:
             continue  # another code version or a cell no longer in the spec: kept on disk, left out of the table
@@ -139,13 +161,14 @@ def finished(spec: Spec, seeds: str = "all") -> pd.DataFrame:
 
 
 def compare_results(fresh: str | Path, stored: str | Path | None = None) -> dict:
-    """Compare every result under ``fresh`` (``<spec>/<key>.json.gz``, e.g. a re-run of the core set into a scratch
+    """Compare every result under ``fresh`` (``<spec>/<key>.json.xz``, e.g. a re-run of the core set into a scratch
     folder) with the stored result of the same key (default ``data/results``): how many summaries are identical, how
     many agree on collapse, the largest absolute difference of a numeric summary field, the keys that differ."""
     stored = Path(stored) if stored is not None else data_dir() / "results"
     out = {"compared": 0, "identical": 0, "same_collapse": 0, "missing": 0, "max_abs_diff": 0.0, "differing": []}
-    for path in sorted(Path(fresh).glob("*/*.json.gz")):
-        other = stored / path.parent.name / path.name
+    for path in stored_files(fresh, "*/*"):
+        key = path.name.split(".")[0]
+        other = next(iter(stored_files(stored / path.parent.name, key)), stored / path.parent.name / path.name)
         if not other.exists():
             out["missing"] += 1
             continue
@@ -159,16 +182,17 @@ def compare_results(fresh: str | Path, stored: str | Path | None = None) -> dict
                 if math.isfinite(x) and math.isfinite(y):
                     out["max_abs_diff"] = max(out["max_abs_diff"], abs(x - y))
         if a != b:
-            out["differing"].append(f"{path.parent.name}/{path.name.removesuffix('.json.gz')}")
+            out["differing"].append(f"{path.parent.name}/{key}")
     return out
 
 
 def supersede(path: Path, reason: str) -> Path:
-    """Move a stored result out of its spec's folder into ``superseded/<spec>/<key>.<commit>.json.gz`` and record
+    """Move a stored result out of its spec's folder into ``superseded/<spec>/<key>.<commit>.json.xz`` and record
     ``reason`` in ``superseded/superseded.json``; the new location. Results are otherwise immutable."""
     result = load_result(path)
     commit = str(result.get("git_commit", "unknown"))[:12].replace("+", "-")
-    target = results_root() / SUPERSEDED / result["spec"] / f"{result['key']}.{commit}.json.gz"
+    suffix = "".join(Path(path).suffixes[-2:])  # moved as it is, in its own compression
+    target = results_root() / SUPERSEDED / result["spec"] / f"{result['key']}.{commit}{suffix}"
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(path, target)
     log_path = results_root() / SUPERSEDED / "superseded.json"

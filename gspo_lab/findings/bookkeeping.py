@@ -6,7 +6,7 @@ import json
 from collections import Counter
 
 from gspo_lab.experiments.spec import cells, core_specs, load_spec
-from gspo_lab.experiments.store import finished, results_root
+from gspo_lab.experiments.store import finished, results_root, stored_files
 from gspo_lab.findings.fmt import num
 from gspo_lab.paths import data_dir
 
@@ -50,7 +50,7 @@ def provenance_section() -> tuple[dict, dict]:
     before = [r for r in table["specs"] if r["before_spec"]]
     # a superseded result was re-run only when a result of the same spec and key is stored now; the others were
     # withdrawn (issue 22: 30 f10c cells ran a wrong config and were superseded, not re-run)
-    rerun = [e for e in table["superseded"] if (results_root() / e["spec"] / f"{e['key']}.json.gz").exists()]
+    rerun = [e for e in table["superseded"] if stored_files(results_root() / e["spec"], e["key"])]
     withdrawn = [e for e in table["superseded"] if e not in rerun]
     ctx = {
         "specs": specs,

@@ -14,7 +14,7 @@ import pandas as pd
 
 from gspo_lab.experiments.spec import Spec, cells, spec_named
 from gspo_lab.experiments.stats import rate_table
-from gspo_lab.experiments.store import finished, load_result, result_path, results_root
+from gspo_lab.experiments.store import finished, load_result, result_path, results_root, stored_files
 from gspo_lab.experiments.summary import MIN_EVAL_SAMPLES, endpoint_v2, endpoints
 from gspo_lab.findings.fmt import clip_label, mean_ci, num, rate_cell, summary
 
@@ -161,7 +161,7 @@ def with_first_update_clip(s: Spec, table: pd.DataFrame) -> pd.DataFrame:
 def run_endpoints(source: str, key: str) -> dict:
     """The sensitivity endpoints of one stored cell of spec ``source`` (:func:`gspo_lab.experiments.summary.
     endpoints`)."""
-    return endpoints(load_result(results_root() / source / f"{key}.json.gz"))
+    return endpoints(load_result(stored_files(results_root() / source, key)[0]))
 
 
 def collapse_rows(table: pd.DataFrame, with_expert: bool = True) -> list[list[str]]:
