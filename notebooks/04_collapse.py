@@ -160,9 +160,9 @@ display(pd.DataFrame(precursors["held_rows"], columns=[*columns, "verdict (f9.sk
 # ## 5. Why? Size or content of GRPO's updates (finding 10)
 # Interventions declared with both accounts' predictions before their runs (`data/specs/f10_*.toml`): each
 # objective's direction applied at the other's gradient norm (the 2×2), skipping large updates instead of shrinking
-# them, a relative cap for both objectives, and dual-clip under a cap. *Size* predicts GRPO's direction at GSPO's
-# norm does as well as GSPO; *content* predicts GSPO's direction at GRPO's norm does. The verdicts are the page's
-# rules; cells still running show as pending.
+# them, a relative cap for both objectives, dual-clip under a cap, and four ways a spike can enter AdamW (f10w).
+# *Size* predicts GRPO's direction at GSPO's norm does as well as GSPO; *content* predicts GSPO's direction at GRPO's
+# norm does. The verdicts are the page's rules; cells still running show as pending.
 
 # %%
 from gspo_lab.findings.f10_runs import section as why_section
@@ -184,6 +184,9 @@ display(pd.DataFrame(why["duals"], columns=["model", "cap", "collapsed, dual-cli
 display(pd.DataFrame(why["dual_ten"]["rows"], columns=why["dual_ten"]["header"]))  # dual-clip under a cap, ten seeds
 for a in why["accounts"]:  # rule f10.account, written after the results
     print(f"together, {a['model']}: {a['verdict']}{a['verdict'].when}")
+display(pd.DataFrame(why["adam"]["rows"], columns=why["adam"]["header"]))  # where inside AdamW a spike harms (f10w)
+for a in why["adam"]["accounts"]:  # rule f10w.account, declared before its runs
+    print(f"inside AdamW, {a['model']}: {a['verdict']} [{a['sure']}]")
 
 # %% [markdown]
 # ## What to take away

@@ -49,6 +49,7 @@ import gspo_lab.findings.f2_search as f2_search  # isort: skip
 import gspo_lab.findings.f2_remeasure as f2_remeasure  # isort: skip
 import gspo_lab.findings.f5_precision as f5_precision  # isort: skip
 import gspo_lab.findings.f9_precursors as f9_precursors  # isort: skip
+import gspo_lab.findings.f10_adam as f10_adam  # isort: skip
 import gspo_lab.findings.f10_why as f10_why  # isort: skip
 import gspo_lab.findings.f11_successors as f11_successors  # isort: skip
 from gspo_lab.experiments.stats import interval_sign  # isort: skip
@@ -644,6 +645,12 @@ RULE_MUTANTS += [
     _rule("f10v.dual_cap", "t interval across 0 where the bootstrap's is above",
           "gspo_lab.findings.f10_dual.t_sign", _same(interval_sign),
           "the page's bootstrap-t instead of the declared Student-t interval"),
+    _rule("f10w.arm", "like A, below SKIP", "gspo_lab.findings.f10_adam.t_sign",
+          lambda original: functools.wraps(original)(lambda values: original(-values)),
+          "the differences read the other way round (A − arm, SKIP − arm)"),
+    _rule("f10w.account", "STATE between, STEP and RESET protect", "gspo_lab.findings.f10_adam.account_verdict",
+          lambda original: functools.wraps(original)(lambda arms: original({**arms, "STATE": f10_adam.ARM.verdict(
+              "harms")})), "MOMENT read from STEP and RESET alone (STATE not required to harm)"),
     _rule("f2t.ten", "GRPO 7/10, GSPO 0/10", "gspo_lab.findings.f2_ten._class",
           _same(lambda k, n: "high" if k >= 0.7 * n else "low" if k <= 0.2 * n else "mid"),
           "'collapses' loosened from 4n/5 to 7n/10 (7 of 10 would read as a separation)"),

@@ -28,6 +28,7 @@ import gspo_lab.findings.f6_variance as f6
 import gspo_lab.findings.f7_token_adv as f7
 import gspo_lab.findings.f8_dense as f8
 import gspo_lab.findings.f9_precursors as f9
+import gspo_lab.findings.f10_adam as f10w
 import gspo_lab.findings.f10_dual as f10v
 import gspo_lab.findings.f10_ten as f10t
 import gspo_lab.findings.f10_why as f10
@@ -121,6 +122,12 @@ def _ten_seed_cases(arm: str, verdict) -> list[tuple]:
         ("across 0", lambda: verdict(MIXED), "none"),
         ("t interval across 0 where the bootstrap's is above", lambda: verdict(EDGE), "none"),
     ]
+
+
+def _adam(state: str, step: str, reset: str, random: str):
+    """``f10w.account`` on four arm outcomes (STATE, STEP, RESET, RANDOM)."""
+    outcomes = dict(zip(f10w.ARMS.values(), (state, step, reset, random), strict=True))
+    return f10w.account_verdict({arm: f10w.ARM.verdict(o) for arm, o in outcomes.items()})
 
 
 def _skill_v2(warned: int, collapsing: int, false: int, stable: int):
@@ -443,6 +450,24 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
     ],
     "f10u.skip_shrink": _ten_seed_cases("skip", f10t.skip_ten_verdict),
     "f10v.dual_cap": _ten_seed_cases("dual-clip", f10v.dual_ten_verdict),
+    "f10w.arm": [
+        ("above A, like SKIP", lambda: f10w.arm_verdict(UP, MIXED), "protects"),
+        ("above A and above SKIP", lambda: f10w.arm_verdict(UP, UP), "protects"),
+        ("like A, below SKIP", lambda: f10w.arm_verdict(MIXED, DOWN), "harms"),
+        ("below A and below SKIP", lambda: f10w.arm_verdict(DOWN, DOWN), "harms"),
+        ("like both", lambda: f10w.arm_verdict(MIXED, MIXED), "between"),
+        ("above A yet below SKIP", lambda: f10w.arm_verdict(UP, DOWN), "between"),
+        ("t interval across 0 where the bootstrap's is above", lambda: f10w.arm_verdict(EDGE, MIXED), "between"),
+        ("one seed", lambda: f10w.arm_verdict(UP[:1], MIXED[:1]), "pending"),
+    ],
+    "f10w.account": [
+        ("STATE harms, STEP and RESET protect", lambda: _adam("harms", "protects", "protects", "harms"), "moment"),
+        ("the same, RANDOM protects too", lambda: _adam("harms", "protects", "protects", "protects"), "moment"),
+        ("STEP and RESET harm, RANDOM protects", lambda: _adam("between", "harms", "harms", "protects"), "content"),
+        ("STATE between, STEP and RESET protect", lambda: _adam("between", "protects", "protects", "harms"), "neither"),
+        ("STEP harms, RESET protects", lambda: _adam("harms", "harms", "protects", "protects"), "neither"),
+        ("RANDOM still pending", lambda: _adam("harms", "protects", "protects", "pending"), "pending"),
+    ],
     "f2t.ten": [
         ("GRPO 8/10, GSPO 1/10", lambda: f2t.ten_verdict(8, 10, 1, 10), "separates"),
         ("GRPO 2/10, GSPO 0/10", lambda: f2t.ten_verdict(2, 10, 0, 10), "neither"),

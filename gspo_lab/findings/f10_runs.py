@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+import gspo_lab.findings.f10_adam as f10_adam
 import gspo_lab.findings.f10_dual as f10_dual
 import gspo_lab.findings.f10_ten as f10_ten
 from gspo_lab.experiments.spec import cells
@@ -53,7 +54,12 @@ ARMS = {
 #: the caps under which dual-clip is compared with the cap alone (f10_onset_dual)
 DUAL_CAPS = ("30", "10")
 _COLUMNS = ("checkpoint", "objective", "grad_clip", "norm_of", "grad_skip", "grad_clip_rel")
-_PER_ROLLOUT = {"skipped": "grad/skipped:mean", "capped": "grad/clipped:mean", "cos": "grad/cos_other:mean"}
+_PER_ROLLOUT = {
+    "skipped": "grad/skipped:mean",
+    "spiked": "grad/spike:mean",
+    "capped": "grad/clipped:mean",
+    "cos": "grad/cos_other:mean",
+}
 
 
 def _off(value) -> bool:
@@ -72,6 +78,8 @@ def _arm_id(row) -> str:
         if not _off(row["grad_clip_rel"]):
             return f"REL-{row['objective'].upper()}"
         return "SHRINK"
+    if row["source"] == SPECS["adam"]:  # what a spike does inside AdamW
+        return f10_adam.ARMS[row["spike"]]
     if row["source"] == SPECS["confirm"]:
         return "B" if _off(row["grad_clip_rel"]) else f"REL-{row['objective'].upper()}"
     return f"{row['objective']} clip {clip_label(row['grad_clip'])}"
@@ -268,11 +276,12 @@ def section() -> tuple[dict, dict]:
         "progress": [
             progress(spec(name))
             for name in SPECS.values()
-            if name not in (SPECS["ten"], SPECS["shrink_ten"], SPECS["dual_ten"])
+            if name not in (SPECS["ten"], SPECS["shrink_ten"], SPECS["dual_ten"], SPECS["adam"])
         ],
         "ten": f10_ten.section(table),
         "skip_ten": f10_ten.skip_section(table),
         "dual_ten": f10_dual.section(table),
+        "adam": f10_adam.section(table),
         "two_rows": two_rows,
         "effects": effect_rows,
         "two_verdicts": two_verdicts,

@@ -67,6 +67,7 @@ SPECS = {
     "ten": "f10t_two_by_two_ten",
     "shrink_ten": "f10u_shrink_skip_ten",
     "dual_ten": "f10v_dual_cap_ten",
+    "adam": "f10w_adam_state",
 }
 _SIGN = {1: "higher", -1: "lower", 0: "none"}
 
@@ -78,7 +79,7 @@ LATE = register(
         {"LEVEL": 0.95},
         declared="data/specs/f10_*.toml, before their runs",
         marker="Primary endpoint: late held-out accuracy (rollouts >= 40 of 80), paired by seed, 95 %",
-        specs=tuple(v for k, v in SPECS.items() if k != "ten"),  # f10t declares its own rule
+        specs=tuple(v for k, v in SPECS.items() if k not in ("ten", "adam")),  # f10t and f10w declare their own
     )
 )
 TWO_BY_TWO = register(

@@ -1,0 +1,141 @@
+"""Finding 10's "why" inside AdamW (issue 22, item 4 b and c): ``data/specs/f10w_adam_state.toml``. GRPO without a
+cap, with a spike threshold of 10, where a spike (an update whose pre-clip norm exceeds 10) moves only AdamW's
+moments (STATE), only the parameters (STEP), steps and then resets the moments (RESET), or steps along a random
+direction of equal norm (RANDOM) — on seeds 60-64, paired by seed with the stored plain GRPO (A, ``f10t``) and SKIP
+(``f10u``: the spike skipped, Adam untouched).
+
+Rule ``f10w.arm`` per model and arm (declared in the spec, before its runs), on late held-out accuracy with 95 %
+Student-t intervals over the five paired seeds: *protects like skipping* when arm − A lies above 0 and arm − SKIP
+does not lie below 0; *harms like no protection* when arm − A does not lie above 0 and arm − SKIP lies below 0;
+*between* otherwise. Rule ``f10w.account`` per model on the four arm verdicts: MOMENT when STATE harms and STEP and
+RESET protect; CONTENT when STEP and RESET harm and RANDOM protects; *neither account fits* otherwise. Each read
+again with each seed left out, on training-reward AUC and on the final evaluation alone (fragile when any changes it).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gspo_lab.experiments.stats import paired_diff, t_sign
+from gspo_lab.findings.f10_ten import reread_flips
+from gspo_lab.findings.f10_why import SPECS
+from gspo_lab.findings.fmt import t_cell
+from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
+from gspo_lab.findings.tables import progress, spec
+
+__all__ = ["SPEC", "ARMS", "ARM", "ACCOUNT", "arm_verdict", "account_verdict", "pool", "read_arm", "read_account",
+           "section"]  # fmt: skip
+
+SPEC = SPECS["adam"]
+#: TrainConfig.spike -> the spec's arm name
+ARMS = {"state_only": "STATE", "step_only": "STEP", "reset": "RESET", "random": "RANDOM"}
+_DECLARED = f"data/specs/{SPEC}.toml, before its runs (Student-t intervals, five paired seeds)"
+
+ARM = register(
+    Rule(
+        "f10w.arm",
+        "10",
+        {"protects": "protects like skipping", "harms": "harms like no protection", "between": "between"},
+        {"LEVEL": 0.95},
+        _DECLARED,
+        "Rule f10w.arm per model and arm, declared here",
+        specs=(SPEC,),
+    )
+)
+ACCOUNT = register(
+    Rule(
+        "f10w.account",
+        "10",
+        {
+            "moment": "MOMENT: the harm enters through Adam's moments",
+            "content": "CONTENT: the spike's direction harms wherever it goes",
+            "neither": "neither account fits",
+        },
+        {},
+        _DECLARED,
+        "Rule f10w.account per model, declared here",
+        specs=(SPEC,),
+    )
+)
+
+
+def arm_verdict(vs_plain: pd.Series, vs_skip: pd.Series) -> Verdict:
+    """``f10w.arm`` on per-seed differences arm − A and arm − SKIP (pending below two paired seeds of either)."""
+    if min(len(vs_plain), len(vs_skip)) < 2:
+        return ARM.verdict(PENDING)
+    above_plain, below_skip = t_sign(vs_plain) == 1, t_sign(vs_skip) == -1
+    if above_plain and not below_skip:
+        return ARM.verdict("protects")
+    if below_skip and not above_plain:
+        return ARM.verdict("harms")
+    return ARM.verdict("between")
+
+
+def account_verdict(arms: dict[str, Verdict]) -> Verdict:
+    """``f10w.account`` on one model's arm verdicts (``{"STATE": Verdict, ...}``; pending while any is missing or
+    pending)."""
+    if any(arms.get(a) is None or arms[a].outcome == PENDING for a in ARMS.values()):
+        return ACCOUNT.verdict(PENDING)
+    is_ = {a: v.outcome for a, v in arms.items()}
+    if is_["STATE"] == "harms" and is_["STEP"] == is_["RESET"] == "protects":
+        return ACCOUNT.verdict("moment")
+    if is_["STEP"] == is_["RESET"] == "harms" and is_["RANDOM"] == "protects":
+        return ACCOUNT.verdict("content")
+    return ACCOUNT.verdict("neither")
+
+
+def pool(table: pd.DataFrame, model: str) -> pd.DataFrame:
+    """One model's runs on the spec's seeds, from finding 10's runs table (:func:`gspo_lab.findings.f10_runs.runs`):
+    this spec's four arms, ``f10t``'s plain GRPO (``A``) and ``f10u``'s ``SKIP``."""
+    seeds = spec(SPEC).seeds("confirm")
+    m = table[(table["model"] == model) & table["seed"].isin(seeds)]
+    keep = (
+        (m["source"] == SPEC)
+        | ((m["source"] == SPECS["ten"]) & (m["arm_id"] == "A"))
+        | ((m["source"] == SPECS["shrink_ten"]) & (m["arm_id"] == "SKIP"))
+    )
+    return m[keep].reset_index(drop=True)
+
+
+def read_arm(m: pd.DataFrame, arm: str, column: str = "late_acc") -> Verdict:
+    """``f10w.arm`` for ``arm`` on pooled runs ``m`` (:func:`pool`), reading ``column``."""
+    return arm_verdict(paired_diff(m, arm, "A", column), paired_diff(m, arm, "SKIP", column))
+
+
+def read_account(m: pd.DataFrame, column: str = "late_acc") -> Verdict:
+    """``f10w.account`` on pooled runs ``m``, every arm read on ``column``."""
+    return account_verdict({a: read_arm(m, a, column) for a in ARMS.values()})
+
+
+def _sure(flips: list[str]) -> str:
+    return "fragile: " + "; ".join(flips) if flips else "robust"
+
+
+def section(table: pd.DataFrame) -> dict:
+    """Per model and arm: arm − A, arm − SKIP, ``f10w.arm``, its robustness, collapsed k/n and the share of updates
+    that spiked; per model ``f10w.account`` with its robustness."""
+    rows, verdicts, accounts = [], [], []
+    for model in table["model"].unique():
+        m = pool(table, model)
+        if not (m["source"] == SPEC).any():
+            continue
+        for arm in ("A", "SKIP", *ARMS.values()):
+            g = m[m["arm_id"] == arm]
+            spiked = g["skipped"] if arm == "SKIP" else g["spiked"]
+            counts = [f"{int(g['collapsed'].sum())}/{len(g)}", f"{spiked.mean():.1%}" if arm != "A" else "—"]
+            if arm in ("A", "SKIP"):
+                rows.append([model, arm, "—", "—", "(stored baseline)", "—", *counts])
+                continue
+            verdict = read_arm(m, arm)
+            flips = [] if verdict.outcome == PENDING else reread_flips(lambda r, c, a=arm: read_arm(r, a, c), m,
+                                                                       verdict.outcome)  # fmt: skip
+            diffs = [t_cell(paired_diff(m, arm, base, "late_acc")) for base in ("A", "SKIP")]
+            rows.append([model, arm, *diffs, str(verdict), _sure(flips), *counts])
+            verdicts.append({"model": model, "arm": arm, "verdict": verdict, "sure": "fragile" if flips else "robust"})
+        account = read_account(m)
+        flips = [] if account.outcome == PENDING else reread_flips(read_account, m, account.outcome)
+        accounts.append({"model": model, "verdict": account, "sure": "fragile" if flips else "robust", "flips": flips})
+    header = ["model", "arm", "arm − A (plain GRPO), seeds 60-64", "arm − SKIP", "f10w.arm", "robustness",
+              "collapsed", "updates spiked (skipped for SKIP)"]  # fmt: skip
+    return {"progress": progress(spec(SPEC)), "rows": rows, "verdicts": verdicts, "accounts": accounts,
+            "header": header}  # fmt: skip
