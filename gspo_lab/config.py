@@ -7,8 +7,9 @@ names the field (the CLI turns it into ``--flag``). Making a config reads the ch
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from gspo_lab.checkpoints import checkpoint_task
 from gspo_lab.corrections import check_correction
@@ -17,11 +18,14 @@ from gspo_lab.schedule import check_schedule
 from gspo_lab.tasks import get_task
 from gspo_lab.validate import check_clip_range
 
-__all__ = ["TrainConfig", "SMOKE"]
+__all__ = ["TrainConfig", "SMOKE", "BRANCHABLE"]
 
 OLD_LOGP_SOURCES = ("recompute", "sampler", "sampler_bf16")
 REWARDS = ("exact", "partial")
 SAMPLER_PRECISIONS = ("fp32", "bf16")
+#: the fields a branch may change from its trunk (issue 22, item 5): how an update is made, not what is sampled or
+#: which state is loaded (an optimizer switch would not load the trunk's AdamW state)
+BRANCHABLE = ("objective", "eps_low", "eps_high", "grad_clip", "grad_clip_rel", "grad_skip", "spike", "norm_of", "lr")
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,13 @@ class TrainConfig:
     norm_of: str | None = None
     """Direction × norm: apply this objective's direction at the norm of ``norm_of``'s gradient of the same minibatch
     (an objective key, at its own paper ε; two backward passes); None = off."""
+    branch_at: int = 0
+    """Branch (issue 22, item 5; gspo_lab/train.py :func:`~gspo_lab.train.branch_from`): start from the trunk run's
+    saved state after this many rollouts (its weights, AdamW state, generators and rows) instead of the cold start,
+    then train on under this config to ``rollouts``; 0 = no branch. The trunk is :meth:`trunk_config`."""
+    trunk: str = ""
+    """A branch's trunk: the fields where it differs from this config, as JSON (e.g. '{"objective": "grpo"}'); only
+    :data:`BRANCHABLE` fields. "" = this very config (the unchanged branch, which continues the trunk bit for bit)."""
     routing_replay: bool = False
     """Routing Replay (paper §5.3, "R2"): compute π_θ with the experts π_old chose."""
     reward: str = "exact"
@@ -142,6 +153,7 @@ class TrainConfig:
         if self.old_logp not in OLD_LOGP_SOURCES:
             raise ValueError(f"old_logp must be one of {OLD_LOGP_SOURCES}, got {self.old_logp!r}")
         self._check_corrections()
+        self._check_branch()
         if self.reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {self.reward!r}")
         if self.advantage_scale not in ("std", "none"):
@@ -205,6 +217,34 @@ class TrainConfig:
                 f"task={self.task!r} does not match checkpoint {self.checkpoint!r}, which was trained on "
                 f"{ckpt_task!r}: pass task={ckpt_task!r} or a {self.task!r} checkpoint"
             )
+
+    def _check_branch(self) -> None:
+        if not (0 <= self.branch_at < self.rollouts):
+            raise ValueError(f"branch_at must be in [0, rollouts={self.rollouts}) (0: no branch), got {self.branch_at}")
+        if self.trunk and not self.branch_at:
+            raise ValueError(f"trunk is a branch's trunk: it needs branch_at > 0, got trunk={self.trunk!r}")
+        if self.trunk:
+            try:
+                fields = json.loads(self.trunk)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"trunk must be a JSON object of fields, got {self.trunk!r} ({err})") from None
+            if not isinstance(fields, dict) or not set(fields) <= set(BRANCHABLE):
+                raise ValueError(f"trunk may only set the fields {list(BRANCHABLE)}, got {self.trunk!r}")
+
+    def trunk_config(self) -> TrainConfig:
+        """A branch's trunk: this config with ``trunk``'s fields, no branch (errors name the trunk's bad field)."""
+        if not self.branch_at:
+            raise ValueError("trunk_config: this config is not a branch (branch_at = 0)")
+        return replace(self, **json.loads(self.trunk or "{}"), branch_at=0, trunk="")
+
+    @staticmethod
+    def trunk_of(branch: TrainConfig, trunk: TrainConfig) -> str:
+        """The ``trunk`` string of ``branch`` for a given trunk config (its differing fields, sorted JSON)."""
+        a, b = asdict(branch), asdict(trunk)
+        other = sorted(k for k in a if a[k] != b[k] and k not in ("branch_at", "trunk", "rollouts"))
+        if not set(other) <= set(BRANCHABLE):
+            raise ValueError(f"a branch may only change {list(BRANCHABLE)} from its trunk, it changes {other}")
+        return json.dumps({k: b[k] for k in other}, sort_keys=True) if other else ""
 
     def _check_corrections(self) -> None:
         if self.sampler_precision not in SAMPLER_PRECISIONS:

@@ -17,6 +17,11 @@ Held-out evaluation (``cfg.eval_every = N > 0``): before the first rollout, afte
 exact-match accuracy on the first ``cfg.eval_prompts`` prompts of the eval split at the training length, sampled at
 the training temperature and greedy (:func:`gspo_lab.evaluate.evaluate`). It draws from its own generator, saved
 with the run, so turning it on or off never changes the training stream.
+
+Branching (issue 22, item 5): ``train(..., keep=(10, 20))`` keeps the states after those rollouts instead of only the
+newest; :func:`branch_from` starts a new run folder from one of them (weights, AdamW, the sampler, data and eval
+generators, the rows so far) under a branch config (``cfg.branch_at``, ``cfg.trunk``), which ``train(cfg, folder,
+resume=True)`` then continues. An unchanged branch continues its trunk bit for bit.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ __all__ = [
     "load_state",
     "load_run_config",
     "load_run_policy",
+    "branch_from",
 ]
 
 _GENERATORS = ("prompt_gen", "sample_gen", "shuffle_gen", "eval_gen")
@@ -82,8 +88,9 @@ def write_config(cfg: TrainConfig, run_dir: str | Path, *, resume: bool) -> None
     _atomic_write(path, json.dumps(new, indent=1))
 
 
-def save_state(state, run_dir: str | Path) -> Path:
-    """Save everything :func:`load_state` needs, atomically; keep only the newest state folder.
+def save_state(state, run_dir: str | Path, keep=()) -> Path:
+    """Save everything :func:`load_state` needs, atomically; keep only the newest state folder and those after the
+    rollouts in ``keep`` (branch points).
 
     The metric and evaluation rows go to ``history.jsonl`` / ``eval.jsonl`` in the run folder, append-only: each save
     writes only the rows added since the last one (rewriting them all made a save O(rows) and a run O(rows²): ~0.3 s
@@ -111,10 +118,44 @@ def save_state(state, run_dir: str | Path) -> Path:
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
     _atomic_write(run_dir / "LATEST", final.name)
+    kept = {f"state-{k:05d}" for k in keep}
     for old in run_dir.glob("state-*"):
-        if old != final:
+        if old != final and old.name not in kept:
             shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def branch_from(trunk_dir: str | Path, cfg: TrainConfig, run_dir: str | Path) -> Path:
+    """Start the branch ``cfg`` in the new folder ``run_dir`` from the trunk run in ``trunk_dir``: its state after
+    ``cfg.branch_at`` rollouts (kept with ``train(..., keep=...)``) and the rows that state recorded; returns
+    ``run_dir``. The trunk's ``config.json`` must be ``cfg.trunk_config()`` (up to ``rollouts``), else ValueError
+    naming the fields; ``train(cfg, run_dir, resume=True)`` continues the branch."""
+    trunk_dir, run_dir = Path(trunk_dir), Path(run_dir)
+    at = cfg.branch_at
+    source = trunk_dir / f"state-{at:05d}"
+    if not source.is_dir():
+        kept = sorted(p.name for p in trunk_dir.glob("state-*")) or "none"
+        raise FileNotFoundError(f"trunk_dir {trunk_dir} kept no state after rollout {at} (kept: {kept}); run the "
+                                f"trunk with train(..., keep=({at},))")  # fmt: skip
+    trunk, want = load_run_config(trunk_dir), cfg.trunk_config()
+    changed = sorted(k for k, v in dataclasses.asdict(want).items() if k != "rollouts" and getattr(trunk, k) != v)
+    if changed:
+        raise ValueError(f"trunk_dir {trunk_dir} ran another trunk than cfg.trunk_config(); fields: {changed}")
+    if _has_state(run_dir):
+        raise FileExistsError(f"run_dir {run_dir} already holds a run: a branch starts in a new folder")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    meta = json.loads((source / "meta.json").read_text())
+    for _, name in _ROW_FILES:  # the rows the state recorded, nothing the trunk appended after it
+        with open(trunk_dir / name, "rb") as f:
+            (run_dir / name).write_bytes(f.read(meta["rows"][_row_attr(name)]["bytes"]))
+    shutil.copytree(source, run_dir / source.name, dirs_exist_ok=True)
+    _atomic_write(run_dir / "config.json", json.dumps(dataclasses.asdict(cfg), indent=1))
+    _atomic_write(run_dir / "LATEST", source.name)
+    return run_dir
+
+
+def _row_attr(name: str) -> str:
+    return dict((n, a) for a, n in _ROW_FILES)[name]
 
 
 _ROW_FILES = (("history", "history.jsonl"), ("eval_history", "eval.jsonl"))
@@ -242,6 +283,7 @@ def train(
     resume: bool | str = False,
     on_step=None,
     progress: bool = True,
+    keep=(),
     **init_kw,
 ) -> pd.DataFrame:
     """Run ``cfg.rollouts`` RL steps; returns the metrics table (pandas DataFrame, one row per optimizer step), with
@@ -250,7 +292,8 @@ def train(
     With ``run_dir``, the config is written as JSON and the full state is saved atomically after every RL step
     (a killed run loses at most the step in progress). ``resume=True`` continues from the last saved state and
     is an error when there is none; ``resume="auto"`` resumes when a state is saved, else starts (what a sweep
-    wants). ``on_step(state, rows)`` is called after each RL step (live plots, early stopping).
+    wants). ``on_step(state, rows)`` is called after each RL step (live plots, early stopping). ``keep``: the rollouts
+    whose saved states stay (branch points, :func:`branch_from`); otherwise only the newest is kept.
     """
     if resume not in (False, True, "auto"):
         raise ValueError(f"resume must be False, True or 'auto', got {resume!r}")
@@ -259,6 +302,11 @@ def train(
         resume = _has_state(Path(run_dir))
     if run_dir is None and resume:
         raise ValueError("resume needs a run_dir")
+    if cfg.branch_at and not resume:
+        raise ValueError(
+            f"cfg is a branch (branch_at={cfg.branch_at}): it starts from its trunk's saved state, not the cold start; "
+            "call branch_from(trunk_dir, cfg, run_dir), then train(cfg, run_dir, resume=True)"
+        )
     if run_dir is not None:
         write_config(cfg, run_dir, resume=bool(resume))
     state = load_state(cfg, run_dir, **init_kw) if resume else init_state(cfg, **init_kw)
@@ -269,12 +317,12 @@ def train(
                 state.eval_history.append(evaluate_state(state))
                 bar.set_postfix(_postfix(state, []))
                 if run_dir is not None and state.rollout_index >= cfg.rollouts:
-                    save_state(state, run_dir)  # the final evaluation, saved with the state it measured
+                    save_state(state, run_dir, keep)  # the final evaluation, saved with the state it measured
             if state.rollout_index >= cfg.rollouts:
                 break
             rows = train_step(state)
             if run_dir is not None:
-                save_state(state, run_dir)
+                save_state(state, run_dir, keep)
             bar.update(1)
             bar.set_postfix(_postfix(state, rows))
             if on_step is not None:

@@ -24,12 +24,22 @@ from pathlib import Path
 import pandas as pd
 
 from gspo_lab.config import TrainConfig
-from gspo_lab.experiments.spec import CODE_VERSION, Cell, Spec, cells, core_specs
+from gspo_lab.experiments.spec import CODE_VERSION, Cell, Spec, cell_key, cells, core_specs
 from gspo_lab.experiments.store import merge, result_path, results_root, write_result
 from gspo_lab.experiments.summary import per_rollout, stored_rows, summarize
 from gspo_lab.paths import repo_root, runs_dir
 
-__all__ = ["run_cell", "cell_result", "run_sweep", "pending", "run_core", "rerun_prefix", "git_commit", "machine"]
+__all__ = [
+    "run_cell",
+    "cell_result",
+    "run_sweep",
+    "branch_points",
+    "pending",
+    "run_core",
+    "rerun_prefix",
+    "git_commit",
+    "machine",
+]
 
 
 def git_commit() -> str:
@@ -92,15 +102,33 @@ class _WallClock:
         os.replace(tmp, self.path)
 
 
-def run_cell(cell: Cell, *, command: str = "") -> dict:
+def run_cell(cell: Cell, *, command: str = "", keep=()) -> dict:
     """Train one cell (resuming its run folder if one is there), write its result file, return the result.
-    A probe cell (``cell.probe``) runs its probe instead (gspo_lab/experiments/probes.py); nothing to resume."""
-    result = cell_result(cell, command=command)
+    A probe cell (``cell.probe``) runs its probe instead (gspo_lab/experiments/probes.py); nothing to resume.
+    ``keep``: rollouts whose states the run keeps (its branches start there)."""
+    result = cell_result(cell, command=command, keep=keep)
     write_result(result_path(cell), result)
     return result
 
 
-def cell_result(cell: Cell, *, command: str = "") -> dict:
+def _start_branch(cell: Cell, run_dir: Path) -> None:
+    """A branch cell's run folder, started from its trunk (issue 22, item 5): the trunk cell's kept state when the
+    sweep ran it first (``runs/sweeps/<spec>/<trunk key>/``), else the trunk's first ``branch_at`` rollouts run in
+    ``<run_dir>/trunk/`` (the same numbers: nothing in a run before rollout k depends on later rollouts)."""
+    from gspo_lab.train import branch_from, train
+
+    if (run_dir / "LATEST").is_file():
+        return  # started (or finished) before: train resumes it
+    cfg, at = cell.cfg, cell.cfg.branch_at
+    trunk_cfg = cfg.trunk_config()
+    shared = runs_dir() / "sweeps" / cell.spec / cell_key(trunk_cfg)
+    if not (shared / f"state-{at:05d}").is_dir():
+        shared = run_dir / "trunk"
+        train(dataclasses.replace(trunk_cfg, rollouts=at), shared, resume="auto", progress=False, keep=(at,))
+    branch_from(shared, cfg, run_dir)
+
+
+def cell_result(cell: Cell, *, command: str = "", keep=()) -> dict:
     """:func:`run_cell` without writing the result: what a Ray task returns to the driver (cluster.py)."""
     if cell.probe is not None:
         return _probe_result(cell, command)
@@ -110,7 +138,9 @@ def cell_result(cell: Cell, *, command: str = "") -> dict:
     clock = _WallClock(run_dir)
     diverged = None
     try:
-        table = train(cell.cfg, run_dir, resume="auto", progress=False, on_step=clock.save)
+        if cell.cfg.branch_at:
+            _start_branch(cell, run_dir)
+        table = train(cell.cfg, run_dir, resume="auto", progress=False, on_step=clock.save, keep=keep)
         history, evals = table, table.attrs["eval"]
     except FloatingPointError as err:  # the policy diverged: keep what was saved before it
         diverged = str(err)
@@ -133,12 +163,21 @@ def cell_result(cell: Cell, *, command: str = "") -> dict:
     return result
 
 
-def _worker(cell: Cell, command: str) -> tuple[str, float]:
+def _worker(cell: Cell, command: str, keep=()) -> tuple[str, float]:
     import torch
 
     torch.set_num_threads(1)
-    result = run_cell(cell, command=command)
+    result = run_cell(cell, command=command, keep=keep)
     return cell.key, result["wall_s"]
+
+
+def branch_points(todo: list[Cell]) -> dict[str, tuple[int, ...]]:
+    """Per trunk cell key, the rollouts after which the branches in ``todo`` start: the states its run keeps."""
+    points: dict[str, set] = {}
+    for cell in todo:
+        if cell.cfg.branch_at:
+            points.setdefault(cell_key(cell.cfg.trunk_config()), set()).add(cell.cfg.branch_at)
+    return {key: tuple(sorted(at)) for key, at in points.items()}
 
 
 def pending(spec: Spec, seeds: str = "all", *, core: bool = False) -> tuple[list[Cell], int]:
@@ -161,15 +200,18 @@ def run_sweep(
     todo, total = pending(spec, seeds, core=core)
     workers = workers or os.cpu_count() or 1
     bar = tqdm(total=total, initial=total - len(todo), desc=f"sweep {spec.name}", unit="cell", disable=not progress)
-    if workers == 1:
-        for cell in todo:
-            run_cell(cell, command=command)
-            bar.update(1)
-    else:
+    keep = branch_points(todo)
+    phases = [[c for c in todo if not c.cfg.branch_at], [c for c in todo if c.cfg.branch_at]]  # trunks first
+    for phase in phases:
+        if workers == 1:
+            for cell in phase:
+                run_cell(cell, command=command, keep=keep.get(cell.key, ()))
+                bar.update(1)
+            continue
         import multiprocessing
 
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(_worker, cell, command) for cell in todo]
+            futures = [pool.submit(_worker, cell, command, keep.get(cell.key, ())) for cell in phase]
             for future in as_completed(futures):
                 future.result()
                 bar.update(1)

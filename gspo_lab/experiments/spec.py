@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gspo_lab.experiments.reading as reading
-from gspo_lab.config import TrainConfig
+from gspo_lab.config import BRANCHABLE, TrainConfig
 from gspo_lab.paths import data_dir
 
 if sys.version_info >= (3, 11):
@@ -68,6 +68,8 @@ KEY_IF_NOT_DEFAULT = {
     "opsm_threshold": None,
     "spike": None,
     "optimizer": "adamw",
+    "branch_at": 0,
+    "trunk": "",
 }
 
 
@@ -277,8 +279,20 @@ def _cells(spec: Spec, seeds: str, core: bool) -> list[Cell]:
         for seed in spec.seeds(seeds):
             if reading.replicate(spec.probe) and seed == reading.left_out():  # a robustness reading leaves it out
                 continue
-            out.append(Cell(spec.name, point, seed, TrainConfig(**fields, seed=seed), spec.probe, probe_kw))
+            cfg = TrainConfig(**fields, seed=seed)
+            if cfg.branch_at and "trunk" not in fields:
+                cfg = _with_trunk(cfg, spec.base)
+            out.append(Cell(spec.name, point, seed, cfg, spec.probe, probe_kw))
     return out
+
+
+def _with_trunk(cfg: TrainConfig, base: dict) -> TrainConfig:
+    """A branch cell's config with its ``trunk``: the spec's base decides every field a branch may change
+    (:data:`~gspo_lab.config.BRANCHABLE`), so the trunk is the same cell without its branch-arm values."""
+    defaults = TrainConfig.__dataclass_fields__
+    trunk = {f: (None if base[f] == "off" else base[f]) if f in base else defaults[f].default for f in BRANCHABLE}
+    trunk_cfg = dataclasses.replace(cfg, **trunk, branch_at=0, trunk="")
+    return dataclasses.replace(cfg, trunk=TrainConfig.trunk_of(cfg, trunk_cfg))
 
 
 def cell_key(cfg: TrainConfig, probe: str | None = None, probe_kw: dict | None = None) -> str:
