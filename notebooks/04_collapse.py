@@ -187,6 +187,7 @@ for a in why["accounts"]:  # rule f10.account, written after the results
 display(pd.DataFrame(why["adam"]["rows"], columns=why["adam"]["header"]))  # where inside AdamW a spike harms (f10w)
 for a in why["adam"]["accounts"]:  # rule f10w.account, declared before its runs
     print(f"inside AdamW, {a['model']}: {a['verdict']} [{a['sure']}]")
+display(pd.DataFrame(why["branch"]["rows"], columns=why["branch"]["header"]))  # paired branches from saved states
 
 # %% [markdown]
 # ## What to take away

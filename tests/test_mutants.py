@@ -651,6 +651,12 @@ RULE_MUTANTS += [
     _rule("f10w.account", "STATE between, STEP and RESET protect", "gspo_lab.findings.f10_adam.account_verdict",
           lambda original: functools.wraps(original)(lambda arms: original({**arms, "STATE": f10_adam.ARM.verdict(
               "harms")})), "MOMENT read from STEP and RESET alone (STATE not required to harm)"),
+    _rule("f10z.branch", "t interval across 0 where the bootstrap's is above", "gspo_lab.findings.f10_branch.t_sign",
+          _same(interval_sign), "the page's bootstrap-t instead of the declared Student-t interval"),
+    _rule("f10z.paired", "spreads from the runs", "gspo_lab.findings.f10_branch.spreads",
+          lambda original: functools.wraps(original)(lambda m, arm, column="late_acc": (
+              original(m.assign(seed=range(len(m))), arm, column))),
+          "the pairing by seed lost (each run its own seed: no pair, as if unpaired)"),
     _rule("f2t.ten", "GRPO 7/10, GSPO 0/10", "gspo_lab.findings.f2_ten._class",
           _same(lambda k, n: "high" if k >= 0.7 * n else "low" if k <= 0.2 * n else "mid"),
           "'collapses' loosened from 4n/5 to 7n/10 (7 of 10 would read as a separation)"),

@@ -29,6 +29,7 @@ import gspo_lab.findings.f7_token_adv as f7
 import gspo_lab.findings.f8_dense as f8
 import gspo_lab.findings.f9_precursors as f9
 import gspo_lab.findings.f10_adam as f10w
+import gspo_lab.findings.f10_branch as f10z
 import gspo_lab.findings.f10_dual as f10v
 import gspo_lab.findings.f10_ten as f10t
 import gspo_lab.findings.f10_why as f10
@@ -128,6 +129,16 @@ def _adam(state: str, step: str, reset: str, random: str):
     """``f10w.account`` on four arm outcomes (STATE, STEP, RESET, RANDOM)."""
     outcomes = dict(zip(f10w.ARMS.values(), (state, step, reset, random), strict=True))
     return f10w.account_verdict({arm: f10w.ARM.verdict(o) for arm, o in outcomes.items()})
+
+
+def _branch_runs() -> pd.DataFrame:
+    """Five trunks whose late accuracy spreads widely and branches that sit 0.1 above each own trunk, give or take."""
+    trunk = [0.05, 0.30, 0.10, 0.45, 0.20]
+    lift = [0.10, 0.11, 0.09, 0.10, 0.12]
+    rows = [{"seed": s, "arm_id": "TRUNK", "late_acc": t} for s, t in enumerate(trunk)]
+    pairs = enumerate(zip(trunk, lift, strict=True))
+    rows += [{"seed": s, "arm_id": "CAP10@10", "late_acc": t + d} for s, (t, d) in pairs]
+    return pd.DataFrame(rows)
 
 
 def _skill_v2(warned: int, collapsing: int, false: int, stable: int):
@@ -467,6 +478,19 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("STATE between, STEP and RESET protect", lambda: _adam("between", "protects", "protects", "harms"), "neither"),
         ("STEP harms, RESET protects", lambda: _adam("harms", "harms", "protects", "protects"), "neither"),
         ("RANDOM still pending", lambda: _adam("harms", "protects", "protects", "pending"), "pending"),
+    ],
+    "f10z.branch": _ten_seed_cases("the branch", f10z.branch_verdict)
+    + [("one seed", lambda: f10z.branch_verdict(UP[:1]), "pending")],
+    "f10z.paired": [
+        ("paired spread a third of unpaired", lambda: f10z.paired_verdict(0.01, 0.03), "tighter"),
+        ("paired spread exactly half", lambda: f10z.paired_verdict(0.015, 0.03), "not"),
+        ("paired as wide as unpaired", lambda: f10z.paired_verdict(0.03, 0.03), "not"),
+        ("spreads from the runs", lambda: f10z.paired_verdict(*f10z.spreads(_branch_runs(), "CAP10@10")), "tighter"),
+        (
+            "one seed",
+            lambda: f10z.paired_verdict(*f10z.spreads(_branch_runs().query("seed == 0"), "CAP10@10")),
+            "pending",
+        ),
     ],
     "f2t.ten": [
         ("GRPO 8/10, GSPO 1/10", lambda: f2t.ten_verdict(8, 10, 1, 10), "separates"),

@@ -13,6 +13,7 @@ from dataclasses import replace
 import pandas as pd
 
 import gspo_lab.findings.f10_adam as f10_adam
+import gspo_lab.findings.f10_branch as f10_branch
 import gspo_lab.findings.f10_dual as f10_dual
 import gspo_lab.findings.f10_ten as f10_ten
 from gspo_lab.experiments.spec import cells
@@ -78,6 +79,8 @@ def _arm_id(row) -> str:
         if not _off(row["grad_clip_rel"]):
             return f"REL-{row['objective'].upper()}"
         return "SHRINK"
+    if row["source"] == SPECS["branch"]:  # branches from saved states and their trunks
+        return f10_branch.arm_of(row)
     if row["source"] == SPECS["adam"]:  # what a spike does inside AdamW
         return f10_adam.ARMS[row["spike"]]
     if row["source"] == SPECS["confirm"]:
@@ -276,12 +279,13 @@ def section() -> tuple[dict, dict]:
         "progress": [
             progress(spec(name))
             for name in SPECS.values()
-            if name not in (SPECS["ten"], SPECS["shrink_ten"], SPECS["dual_ten"], SPECS["adam"])
+            if name not in (SPECS["ten"], SPECS["shrink_ten"], SPECS["dual_ten"], SPECS["adam"], SPECS["branch"])
         ],
         "ten": f10_ten.section(table),
         "skip_ten": f10_ten.skip_section(table),
         "dual_ten": f10_dual.section(table),
         "adam": f10_adam.section(table),
+        "branch": f10_branch.section(table),
         "two_rows": two_rows,
         "effects": effect_rows,
         "two_verdicts": two_verdicts,

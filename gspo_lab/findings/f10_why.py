@@ -68,6 +68,7 @@ SPECS = {
     "shrink_ten": "f10u_shrink_skip_ten",
     "dual_ten": "f10v_dual_cap_ten",
     "adam": "f10w_adam_state",
+    "branch": "f10z_branch",
 }
 _SIGN = {1: "higher", -1: "lower", 0: "none"}
 
@@ -79,7 +80,7 @@ LATE = register(
         {"LEVEL": 0.95},
         declared="data/specs/f10_*.toml, before their runs",
         marker="Primary endpoint: late held-out accuracy (rollouts >= 40 of 80), paired by seed, 95 %",
-        specs=tuple(v for k, v in SPECS.items() if k not in ("ten", "adam")),  # f10t and f10w declare their own
+        specs=tuple(v for k, v in SPECS.items() if k not in ("ten", "adam", "branch")),  # these declare their own
     )
 )
 TWO_BY_TWO = register(
