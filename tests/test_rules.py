@@ -638,3 +638,14 @@ def test_f10v_pools_the_cap_alone_arms_each_seed_set_declares():
         ("DUAL", 10, False),
         ("DUAL", 60, True),
     ]
+
+
+def test_the_sgd_lr_rule_picks_the_best_mean_and_the_smaller_lr_on_a_tie():
+    """f10x_sgd_lr_search's declared lr rule (a choice for stage 2, not a verdict)."""
+    from gspo_lab.findings.f10_sgd import pick_lr
+
+    runs = pd.DataFrame({"lr": [0.001, 0.001, 0.004, 0.004, 0.008], "late_acc": [0.2, 0.4, 0.5, 0.3, 0.1]})
+    assert pick_lr(runs) == 0.004  # 0.4 beats 0.3 and 0.1
+    assert pick_lr(runs.assign(late_acc=[0.3, 0.5, 0.5, 0.3, 0.1])) == 0.001  # 0.4 each: the smaller
+    with pytest.raises(ValueError, match="runs"):
+        pick_lr(runs.iloc[:0])

@@ -30,6 +30,11 @@ SPEC = SPECS["adam"]
 #: TrainConfig.spike -> the spec's arm name
 ARMS = {"state_only": "STATE", "step_only": "STEP", "reset": "RESET", "random": "RANDOM"}
 _DECLARED = f"data/specs/{SPEC}.toml, before its runs (Student-t intervals, five paired seeds)"
+#: each account's prediction per arm, as the spec wrote them before its runs (f10w.arm outcomes)
+PREDICTIONS = {
+    "MOMENT": {"STATE": "harms", "STEP": "protects", "RESET": "protects", "RANDOM": "harms"},
+    "CONTENT": {"STATE": "between", "STEP": "harms", "RESET": "harms", "RANDOM": "protects"},
+}
 
 ARM = register(
     Rule(
@@ -138,4 +143,20 @@ def section(table: pd.DataFrame) -> dict:
     header = ["model", "arm", "arm − A (plain GRPO), seeds 60-64", "arm − SKIP", "f10w.arm", "robustness",
               "collapsed", "updates spiked (skipped for SKIP)"]  # fmt: skip
     return {"progress": progress(spec(SPEC)), "rows": rows, "verdicts": verdicts, "accounts": accounts,
-            "header": header}  # fmt: skip
+            "header": header, "predictions": predictions(verdicts)}  # fmt: skip
+
+
+def predictions(verdicts: list[dict]) -> dict:
+    """Each account's declared prediction per arm beside what each model's ``f10w.arm`` read, and per account and
+    model how many of the four predictions were borne out: ``{"header", "rows"}``."""
+    models = list(dict.fromkeys(v["model"] for v in verdicts))
+    seen = {(v["model"], v["arm"]): v["verdict"] for v in verdicts}
+    rows = []
+    for arm in ARMS.values():
+        said = [ARM.outcomes[PREDICTIONS[a][arm]] for a in PREDICTIONS]
+        rows.append([arm, *said, *(seen[(m, arm)].label if (m, arm) in seen else PENDING for m in models)])
+    for account, arms in PREDICTIONS.items():
+        hits = [sum((m, a) in seen and seen[(m, a)].outcome == o for a, o in arms.items()) for m in models]
+        rows.append([f"{account} borne out", "", "", *(f"{k} of {len(arms)}" for k in hits)])
+    header = ["arm", "MOMENT predicted", "CONTENT predicted", *(f"{m}: f10w.arm" for m in models)]
+    return {"header": header, "rows": rows}

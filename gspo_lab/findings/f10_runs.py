@@ -15,6 +15,7 @@ import pandas as pd
 import gspo_lab.findings.f10_adam as f10_adam
 import gspo_lab.findings.f10_branch as f10_branch
 import gspo_lab.findings.f10_dual as f10_dual
+import gspo_lab.findings.f10_sgd as f10_sgd
 import gspo_lab.findings.f10_ten as f10_ten
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import paired_diff
@@ -286,6 +287,7 @@ def section() -> tuple[dict, dict]:
         "dual_ten": f10_dual.section(table),
         "adam": f10_adam.section(table),
         "branch": f10_branch.section(table),
+        "sgd": f10_sgd.section(),
         "two_rows": two_rows,
         "effects": effect_rows,
         "two_verdicts": two_verdicts,
