@@ -22,6 +22,7 @@ from gspo_lab.experiments.stats import paired_diff
 from gspo_lab.experiments.store import load_result, result_path
 from gspo_lab.findings.f2_late import _runs as f2_runs
 from gspo_lab.findings.f2_mechanism import dose_trend_verdict
+from gspo_lab.findings.f10_fresh import ARMS, fresh, fresh_cost, provisional
 from gspo_lab.findings.f10_plots import ONSET_CAPS, plot_dose, plot_two_by_two
 from gspo_lab.findings.f10_why import (
     EFFECTS,
@@ -30,7 +31,6 @@ from gspo_lab.findings.f10_why import (
     dual_cap_verdict,
     effects,
     late_verdict,
-    rel_gspo_verdict,
     relative_verdict,
     skip_shrink_verdict,
     two_by_two_verdict,
@@ -42,17 +42,6 @@ from gspo_lab.grad_shaping import GROUPS
 
 __all__ = ["ARMS", "ONSET_CAPS", "DUAL_CAPS", "runs", "section"]
 
-#: the arms of the 2×2 and of shrink / skip, as the page names them
-ARMS = {
-    "A": "GRPO",
-    "B": "GSPO",
-    "C": "GRPO's direction at GSPO's norm",
-    "D": "GSPO's direction at GRPO's norm",
-    "SHRINK": "GRPO, cap 10",
-    "SKIP": "GRPO, skip above 10",
-    "REL-GRPO": "GRPO, cap 3× the recent median",
-    "REL-GSPO": "GSPO, cap 3× the recent median",
-}
 #: the caps under which dual-clip is compared with the cap alone (f10_onset_dual)
 DUAL_CAPS = ("30", "10")
 _COLUMNS = ("checkpoint", "objective", "grad_clip", "norm_of", "grad_skip", "grad_clip_rel")
@@ -122,14 +111,6 @@ def runs() -> pd.DataFrame:
     return table.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)  # MoE first
 
 
-def _provisional(verdict, runs: pd.DataFrame, arms, seeds: int = 5):
-    """``verdict`` marked provisional while one of ``arms`` holds fewer than ``seeds`` finished runs."""
-    done = [int((runs["arm_id"] == a).sum()) for a in arms]
-    if min(done) >= seeds or verdict.outcome == "pending":
-        return verdict
-    return replace(verdict, provisional=f"{sum(done)} of {seeds * len(done)} runs finished")
-
-
 def _arm_row(model: str, arm: str, g: pd.DataFrame, *extra) -> list:
     """model, arm, seeds, late held-out accuracy, collapsed (endpoint v2), then ``extra``."""
     late = mean_ci(summary(g["late_acc"]))
@@ -145,8 +126,8 @@ def _two_by_two(table: pd.DataFrame) -> tuple[list, list, list]:
             rows.append(_arm_row(model, arm, g, mean_ci(summary(g["reward_auc"])), cos))
         diffs = effects(m)
         for name, diff in diffs.items():
-            effect_rows.append([model, name, diff_cell(diff), str(_provisional(late_verdict(diff), m, EFFECTS[name]))])
-        verdicts.append({"model": model, "verdict": _provisional(two_by_two_verdict(diffs), m, "ABCD")})
+            effect_rows.append([model, name, diff_cell(diff), str(provisional(late_verdict(diff), m, EFFECTS[name]))])
+        verdicts.append({"model": model, "verdict": provisional(two_by_two_verdict(diffs), m, "ABCD")})
     return rows, effect_rows, verdicts
 
 
@@ -165,55 +146,11 @@ def _shrink_skip(table: pd.DataFrame) -> tuple[list, list, dict]:
             ("REL-GRPO", "A", late_verdict),
         ):
             diff = paired_diff(m, arm, base, "late_acc")
-            verdict = _provisional(rule(diff), m, (arm, base))
+            verdict = provisional(rule(diff), m, (arm, base))
             verdicts.setdefault(model, {})[arm] = verdict
             if len(diff):
                 comparisons.append([model, f"{ARMS[arm]} − {ARMS[base]}", diff_cell(diff), str(verdict)])
     return rows, comparisons, verdicts
-
-
-def _fresh(table: pd.DataFrame) -> list[list]:
-    """The relative cap on fresh seeds (f10c_relative_confirm) beside seeds 30-34: per model and comparison, the paired
-    difference on each seed set and the rule's reading on the fresh one."""
-    rows = []
-    old = table[table["source"].isin([SPECS["two"], SPECS["shrink"]])]
-    new = table[table["source"] == SPECS["confirm"]]
-    for model in old["model"].unique():
-        o, n = old[old["model"] == model], new[new["model"] == model]
-        for arm, base, rule, seen in (
-            ("REL-GSPO", "B", rel_gspo_verdict, "post hoc"),
-            ("REL-GSPO", "REL-GRPO", relative_verdict, "declared"),
-        ):
-            before, fresh = paired_diff(o, arm, base, "late_acc"), paired_diff(n, arm, base, "late_acc")
-            verdict = _provisional(rule(fresh), n, (arm, base))
-            pair = f"{ARMS[arm]} − {ARMS[base]}"
-            read = lambda runs, column, arm=arm, base=base, rule=rule: rule(paired_diff(runs, arm, base, column))  # noqa: E731
-            flips = f10_ten.reread_flips(read, n, verdict.outcome)
-            sure = "fragile: " + "; ".join(flips) if flips else "robust"
-            rows.append([model, pair, f"{diff_cell(before)} ({seen})", diff_cell(fresh), str(verdict), sure])
-    return rows
-
-
-def _fresh_cost(table: pd.DataFrame) -> list[dict]:
-    """Per model, on the fresh seeds: GSPO's late accuracy without and with the relative cap, the paired lift and its
-    verdict (``f10c.rel_gspo``), and the cap's cost — the share of updates it rescales and the wall time per cell."""
-    out = []
-    new = table[table["source"] == SPECS["confirm"]]
-    for model, n in new.groupby("model", sort=False):
-        plain, rel = n[n["arm_id"] == "B"], n[n["arm_id"] == "REL-GSPO"]
-        diff = paired_diff(n, "REL-GSPO", "B", "late_acc")
-        if not (len(plain) and len(rel) and len(diff)):
-            continue
-        out.append({
-            "model": model,
-            "plain": num(plain["late_acc"].mean()),
-            "capped": num(rel["late_acc"].mean()),
-            "lift": diff_cell(diff),
-            "verdict": _provisional(rel_gspo_verdict(diff), n, ("REL-GSPO", "B")),
-            "share": f"{rel['capped'].mean():.0%}",
-            "wall": f"{rel['wall_s'].median() / plain['wall_s'].median():.2f}",
-        })  # fmt: skip
-    return out
 
 
 def _accounts(two_verdicts: list[dict], shrink: dict) -> list[dict]:
@@ -247,14 +184,14 @@ def _onset(table: pd.DataFrame) -> tuple[list, list, list, pd.DataFrame]:
         for cap in ("20", "15"):
             g = grpo[grpo["clip"] == cap]
             if len(g):
-                verdict = _provisional(class_verdict(int(g["collapsed"].sum()), len(g)), grpo, (f"grpo clip {cap}",))
+                verdict = provisional(class_verdict(int(g["collapsed"].sum()), len(g)), grpo, (f"grpo clip {cap}",))
                 classes.append([model, cap, f"{int(g['collapsed'].sum())}/{len(g)}", str(verdict)])
         for cap in DUAL_CAPS:
             arms = (f"grpo_dual_clip clip {cap}", f"grpo clip {cap}")
             diff = paired_diff(m, *arms, "late_acc")
             if len(diff):  # each arm's collapse count beside the difference (issue 22: both still collapse 2/5 at 30)
                 counts = [f"{int(g['collapsed'].sum())}/{len(g)}" for a in arms if len(g := m[m["arm_id"] == a])]
-                verdict = str(_provisional(dual_cap_verdict(diff), m, arms))
+                verdict = str(provisional(dual_cap_verdict(diff), m, arms))
                 duals.append([model, cap, *counts, diff_cell(diff), verdict])
     data = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
     return dose, classes, duals, data
@@ -294,8 +231,8 @@ def section() -> tuple[dict, dict]:
         "accounts": _accounts(two_verdicts, shrink_verdicts),
         "shrink_rows": shrink_rows,
         "shrink_cmp": shrink_cmp,
-        "fresh": _fresh(table),
-        "fresh_cost": _fresh_cost(table),
+        "fresh": fresh(table),
+        "fresh_cost": fresh_cost(table),
         "fresh_seeds": "{}-{}".format(*(f(spec(SPECS["confirm"]).seeds("confirm")) for f in (min, max))),
         "dose": dose,
         "classes": classes,

@@ -157,6 +157,7 @@ def glance(ctx: dict) -> list[dict]:
     succ = successor_groups(ctx["f11"]["verdicts"])
     two = "; ".join(f"{v['model']}: {v['verdict'].label.split(':')[0]}" for v in f10["two_verdicts"])
     ten2 = "; ".join(f"{v['model']} {v['verdict'].label.split(':')[0]} ({v['sure']})" for v in f10["ten"]["verdicts"])
+    adam = "; ".join(f"{a['model']} {a['verdict'].label.split(':')[0]} ({a['sure']})" for a in f10["adam"]["accounts"])
     fragile = [o for g in succ for o in g["fragile"]]
     return [
         _row(
@@ -252,9 +253,11 @@ def glance(ctx: dict) -> list[dict]:
             "10",
             "Why: size or content (beyond)",
             "the noise of token weights destabilises GRPO (§3)",
-            f"norm × direction 2×2, 5 seeds: {two}; 10 seeds: {ten2 or 'pending'}",
+            f"norm × direction 2×2, 5 seeds: {two}; 10 seeds: {ten2 or 'pending'}; a spike inside AdamW, 5 seeds: "
+            f"{adam or 'pending'}",
             "; ".join(f"{a['model']}: {a['verdict'].label.split(':')[0]}" for a in f10["accounts"]),
             *(v["verdict"] for v in f10["two_verdicts"] + f10["accounts"] + f10["ten"]["verdicts"]),
+            *(a["verdict"] for a in f10["adam"]["accounts"]),
         ),
         _row(
             "11",
