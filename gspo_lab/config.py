@@ -237,6 +237,13 @@ class TrainConfig:
             raise ValueError("trunk_config: this config is not a branch (branch_at = 0)")
         return replace(self, **json.loads(self.trunk or "{}"), branch_at=0, trunk="")
 
+    def with_trunk(self, fields: dict) -> TrainConfig:
+        """This branch with its ``trunk`` set: the trunk takes ``fields``' value (else the default) of every
+        :data:`BRANCHABLE` field (a spec passes its base, so the trunk is the cell without its branch values)."""
+        defaults = TrainConfig.__dataclass_fields__
+        trunk = {f: fields[f] if f in fields else defaults[f].default for f in BRANCHABLE}
+        return replace(self, trunk=TrainConfig.trunk_of(self, replace(self, **trunk, branch_at=0, trunk="")))
+
     @staticmethod
     def trunk_of(branch: TrainConfig, trunk: TrainConfig) -> str:
         """The ``trunk`` string of ``branch`` for a given trunk config (its differing fields, sorted JSON)."""

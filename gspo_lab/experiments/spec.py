@@ -8,8 +8,10 @@ shared by every cell) and ``[grid]`` (lists of values; the cells are their Carte
 is usually the only other difference between arms).
 A grid key naming several fields, ``"objective,routing_replay" = [["grpo", false], ["gspo", false]]``, varies them
 together (arms, or ε pairs). The string ``"off"`` stands for None (e.g. ``grad_clip = "off"``; TOML has no null).
-A spec with ``probe = "<name>"`` runs a measurement of :mod:`gspo_lab.experiments.probes` instead of training; its
-``[base]``/``[grid]`` may also set the probe's own arguments.
+A cell with ``branch_at`` > 0 is a branch: its trunk is the same cell with the base's values of the fields a branch
+may change (:meth:`~gspo_lab.config.TrainConfig.with_trunk`). A spec with ``probe = "<name>"`` runs a measurement
+of :mod:`gspo_lab.experiments.probes` instead of training; its ``[base]``/``[grid]`` may also set the probe's own
+arguments.
 
 A cell's key hashes its full config and :data:`CODE_VERSION` (and the probe with its arguments): the address of its
 stored result (:mod:`gspo_lab.experiments.store`).
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gspo_lab.experiments.reading as reading
-from gspo_lab.config import BRANCHABLE, TrainConfig
+from gspo_lab.config import TrainConfig
 from gspo_lab.paths import data_dir
 
 if sys.version_info >= (3, 11):
@@ -37,18 +39,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = [
-    "CODE_VERSION",
-    "KEY_IF_NOT_DEFAULT",
-    "SEED_SETS",
-    "Spec",
-    "Cell",
-    "load_spec",
-    "spec_named",
-    "cells",
-    "cell_key",
-    "core_specs",
-]
+__all__ = ["CODE_VERSION", "KEY_IF_NOT_DEFAULT", "SEED_SETS", "Spec", "Cell", "load_spec", "spec_named",
+           "cells", "cell_key", "core_specs"]  # fmt: skip
 
 #: bumped whenever the loop's numbers for a given config change (then every stored key changes with it)
 CODE_VERSION = "2026-12-02.1"
@@ -280,19 +272,10 @@ def _cells(spec: Spec, seeds: str, core: bool) -> list[Cell]:
             if reading.replicate(spec.probe) and seed == reading.left_out():  # a robustness reading leaves it out
                 continue
             cfg = TrainConfig(**fields, seed=seed)
-            if cfg.branch_at and "trunk" not in fields:
-                cfg = _with_trunk(cfg, spec.base)
+            if cfg.branch_at and "trunk" not in fields:  # a branch: its trunk is the cell with the base's values
+                cfg = cfg.with_trunk({f: (None if v == "off" else v) for f, v in spec.base.items()})
             out.append(Cell(spec.name, point, seed, cfg, spec.probe, probe_kw))
     return out
-
-
-def _with_trunk(cfg: TrainConfig, base: dict) -> TrainConfig:
-    """A branch cell's config with its ``trunk``: the spec's base decides every field a branch may change
-    (:data:`~gspo_lab.config.BRANCHABLE`), so the trunk is the same cell without its branch-arm values."""
-    defaults = TrainConfig.__dataclass_fields__
-    trunk = {f: (None if base[f] == "off" else base[f]) if f in base else defaults[f].default for f in BRANCHABLE}
-    trunk_cfg = dataclasses.replace(cfg, **trunk, branch_at=0, trunk="")
-    return dataclasses.replace(cfg, trunk=TrainConfig.trunk_of(cfg, trunk_cfg))
 
 
 def cell_key(cfg: TrainConfig, probe: str | None = None, probe_kw: dict | None = None) -> str:
