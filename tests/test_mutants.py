@@ -651,6 +651,8 @@ RULE_MUTANTS += [
     _rule("f10w.account", "STATE between, STEP and RESET protect", "gspo_lab.findings.f10_adam.account_verdict",
           lambda original: functools.wraps(original)(lambda arms: original({**arms, "STATE": f10_adam.ARM.verdict(
               "harms")})), "MOMENT read from STEP and RESET alone (STATE not required to harm)"),
+    _rule("f10y.two_by_two", "t interval across 0 where the bootstrap's is above", "gspo_lab.findings.f10_sgd.t_sign",
+          _same(interval_sign), "the page's bootstrap-t instead of the declared Student-t interval"),
     _rule("f10z.branch", "t interval across 0 where the bootstrap's is above", "gspo_lab.findings.f10_branch.t_sign",
           _same(interval_sign), "the page's bootstrap-t instead of the declared Student-t interval"),
     _rule("f10z.paired", "spreads from the runs", "gspo_lab.findings.f10_branch.spreads",

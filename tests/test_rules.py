@@ -31,6 +31,7 @@ import gspo_lab.findings.f9_precursors as f9
 import gspo_lab.findings.f10_adam as f10w
 import gspo_lab.findings.f10_branch as f10z
 import gspo_lab.findings.f10_dual as f10v
+import gspo_lab.findings.f10_sgd as f10y
 import gspo_lab.findings.f10_ten as f10t
 import gspo_lab.findings.f10_why as f10
 import gspo_lab.findings.f11_corrections as f11c
@@ -456,6 +457,18 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         (
             "t interval across 0 where the bootstrap's is above",
             lambda: f10t.ten_verdict(_effects(UP, EDGE, MIXED, MIXED)),
+            "mixed",
+        ),
+    ],
+    "f10y.two_by_two": [
+        ("norm effects up, direction across 0", lambda: f10y.sgd_verdict(_effects(UP, UP, MIXED, MIXED)), "size"),
+        ("direction effects up, norm across 0", lambda: f10y.sgd_verdict(_effects(MIXED, MIXED, UP, UP)), "content"),
+        ("all four up", lambda: f10y.sgd_verdict(_effects(UP, UP, UP, UP)), "both"),
+        ("none up", lambda: f10y.sgd_verdict(_effects(MIXED, DOWN, MIXED, MIXED)), "neither"),
+        ("one norm effect up only", lambda: f10y.sgd_verdict(_effects(UP, MIXED, MIXED, MIXED)), "mixed"),
+        (
+            "t interval across 0 where the bootstrap's is above",
+            lambda: f10y.sgd_verdict(_effects(UP, EDGE, MIXED, MIXED)),
             "mixed",
         ),
     ],

@@ -59,7 +59,7 @@ def _off(value) -> bool:
 
 
 def _arm_id(row) -> str:
-    if row["source"] in (SPECS["two"], SPECS["ten"]):  # the 2×2, and its fresh seeds
+    if row["source"] in (SPECS["two"], SPECS["ten"], SPECS["sgd_two"]):  # the 2×2: fresh seeds, and under SGD
         return {(True, "grpo"): "A", (True, "gspo"): "B", (False, "grpo"): "C", (False, "gspo"): "D"}[
             (_off(row["norm_of"]), row["objective"])
         ]
@@ -217,7 +217,15 @@ def section() -> tuple[dict, dict]:
         "progress": [
             progress(spec(name))
             for name in SPECS.values()
-            if name not in (SPECS["ten"], SPECS["shrink_ten"], SPECS["dual_ten"], SPECS["adam"], SPECS["branch"])
+            if name
+            not in (
+                SPECS["ten"],
+                SPECS["shrink_ten"],
+                SPECS["dual_ten"],
+                SPECS["adam"],
+                SPECS["branch"],
+                SPECS["sgd_two"],
+            )
         ],
         "ten": f10_ten.section(table),
         "skip_ten": f10_ten.skip_section(table),
@@ -225,6 +233,7 @@ def section() -> tuple[dict, dict]:
         "adam": f10_adam.section(table),
         "branch": f10_branch.section(table),
         "sgd": f10_sgd.section(),
+        "sgd_two": f10_sgd.two_by_two_section(table),
         "two_rows": two_rows,
         "effects": effect_rows,
         "two_verdicts": two_verdicts,

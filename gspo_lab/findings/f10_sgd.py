@@ -4,18 +4,38 @@
 The lr rule (declared in the spec, before its runs): per model and objective, the lr of the grid with the highest
 mean late held-out accuracy over the search seeds; ties go to the smaller lr. It picks stage 2's learning rates; it
 is a choice, not a verdict. Beside it, each lr's late accuracy per seed and collapse count (description).
+
+Stage 2, ``data/specs/f10y_sgd_two_by_two.toml``: the 2×2 under SGD at those rates on fresh seeds 85-89, each arm at
+the rate of the objective whose norm it carries. Rule ``f10y.two_by_two`` per model (declared in the stage-1 spec,
+before either stage ran): ``f10.two_by_two``'s outcomes and logic, each effect judged by its 95 % Student-t interval
+over the five seeds.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from gspo_lab.findings.fmt import num
+from gspo_lab.experiments.stats import t_sign
+from gspo_lab.findings.f10_ten import reread_flips
+from gspo_lab.findings.f10_why import EFFECTS, SPECS, TWO_BY_TWO, effects, two_by_two_verdict
+from gspo_lab.findings.fmt import num, t_cell
+from gspo_lab.findings.rules import PENDING, Rule, register
 from gspo_lab.findings.tables import declared, progress, spec
 
-__all__ = ["SPEC", "pick_lr", "section"]
+__all__ = ["SPEC", "SGD_TWO", "pick_lr", "section", "sgd_verdict", "two_by_two_section"]
 
 SPEC = "f10x_sgd_lr_search"
+SGD_TWO = register(
+    Rule(
+        "f10y.two_by_two",
+        "10",
+        dict(TWO_BY_TWO.outcomes),
+        {"LEVEL": 0.95},
+        "data/specs/f10x_sgd_lr_search.toml, before either stage ran (Student-t interval, five seeds)",
+        "f10y.two_by_two per model: f10.two_by_two's outcomes and logic",
+        specs=(SPECS["sgd_two"],),
+    )
+)
 MODELS = {"moe-sort": "MoE", "dense-sort": "dense"}
 
 
@@ -45,3 +65,31 @@ def section() -> dict:
             picks.append({"model": model, "objective": objective, "lr": f"{pick_lr(g):g}" if complete else "pending"})
     header = ["model", "objective", "lr", "late held-out acc. per search seed", "mean", "collapsed"]
     return {"progress": progress(s, "search"), "rows": rows, "picks": picks, "header": header}
+
+
+def sgd_verdict(diffs: dict[str, pd.Series]):
+    """``f10y.two_by_two`` on the four effects' per-seed differences."""
+    return two_by_two_verdict(diffs, SGD_TWO, t_sign)
+
+
+def two_by_two_section(table: pd.DataFrame) -> dict:
+    """The 2×2 under SGD from finding 10's runs table: per model the four effects, ``f10y.two_by_two`` with its
+    re-readings (each seed left out, training-reward AUC, the final evaluation alone) and each arm's collapse count."""
+    rows, verdicts = [], []
+    pool = table[table["source"] == SPECS["sgd_two"]]
+    for model, m in pool.groupby("model", sort=False):
+        verdict = sgd_verdict(effects(m))
+        read = lambda runs, column: sgd_verdict(effects(runs, column))  # noqa: E731
+        flips = (
+            []
+            if verdict.outcome == PENDING
+            else reread_flips(read, m, verdict.outcome, lambda v: v.label.split(":")[0])
+        )
+        counts = " / ".join(
+            f"{int(m[m['arm_id'] == a]['collapsed'].sum())}/{int((m['arm_id'] == a).sum())}" for a in "ABCD"
+        )
+        sure = "fragile: " + "; ".join(flips) if flips else "robust"
+        rows.append([model, *(t_cell(d) for d in effects(m).values()), counts, str(verdict), sure])
+        verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust"})
+    header = ["model", *EFFECTS, "collapsed A / B / C / D", "f10y.two_by_two (seeds 85-89)", "robustness"]
+    return {"progress": progress(spec(SPECS["sgd_two"])), "rows": rows, "verdicts": verdicts, "header": header}

@@ -69,6 +69,7 @@ SPECS = {
     "dual_ten": "f10v_dual_cap_ten",
     "adam": "f10w_adam_state",
     "branch": "f10z_branch",
+    "sgd_two": "f10y_sgd_two_by_two",
 }
 _SIGN = {1: "higher", -1: "lower", 0: "none"}
 
@@ -80,7 +81,9 @@ LATE = register(
         {"LEVEL": 0.95},
         declared="data/specs/f10_*.toml, before their runs",
         marker="Primary endpoint: late held-out accuracy (rollouts >= 40 of 80), paired by seed, 95 %",
-        specs=tuple(v for k, v in SPECS.items() if k not in ("ten", "adam", "branch")),  # these declare their own
+        specs=tuple(
+            v for k, v in SPECS.items() if k not in ("ten", "adam", "branch", "sgd_two")
+        ),  # these declare their own
     )
 )
 TWO_BY_TWO = register(
