@@ -145,17 +145,13 @@ def branch_from(trunk_dir: str | Path, cfg: TrainConfig, run_dir: str | Path) ->
         raise FileExistsError(f"run_dir {run_dir} already holds a run: a branch starts in a new folder")
     run_dir.mkdir(parents=True, exist_ok=True)
     meta = json.loads((source / "meta.json").read_text())
-    for _, name in _ROW_FILES:  # the rows the state recorded, nothing the trunk appended after it
+    for attr, name in _ROW_FILES:  # the rows the state recorded, nothing the trunk appended after it
         with open(trunk_dir / name, "rb") as f:
-            (run_dir / name).write_bytes(f.read(meta["rows"][_row_attr(name)]["bytes"]))
+            (run_dir / name).write_bytes(f.read(meta["rows"][attr]["bytes"]))
     shutil.copytree(source, run_dir / source.name, dirs_exist_ok=True)
     _atomic_write(run_dir / "config.json", json.dumps(dataclasses.asdict(cfg), indent=1))
     _atomic_write(run_dir / "LATEST", source.name)
     return run_dir
-
-
-def _row_attr(name: str) -> str:
-    return dict((n, a) for a, n in _ROW_FILES)[name]
 
 
 _ROW_FILES = (("history", "history.jsonl"), ("eval_history", "eval.jsonl"))

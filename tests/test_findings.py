@@ -11,6 +11,10 @@ import pytest
 from gspo_lab.experiments import arm_table, bootstrap_ci, paired_ratio, rate_table, wilson
 from gspo_lab.findings import page
 
+#: the page is computed once for this module (~3.5 min on 2 cores with its robustness re-readings): the first test
+#: that uses it carries that time, past pytest-timeout's 300 s default
+pytestmark = pytest.mark.timeout(600)
+
 
 @pytest.fixture(scope="module")
 def computed():

@@ -569,7 +569,7 @@ def test_rule_case(rule, what):
 def test_every_rule_reaches_every_outcome():
     assert set(CASES) == set(rules.RULES), "a rule without cases, or cases for a rule that is gone"
     for name, rule in rules.RULES.items():
-        reached = {e for _, _, e in CASES[name]}
+        reached = {e for _, _, e in CASES[name]} - {rules.PENDING}  # a case may also show where a rule waits
         assert reached == set(rule.outcomes), f"{name}: no case reaches {set(rule.outcomes) - reached}"
 
 

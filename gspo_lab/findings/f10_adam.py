@@ -19,7 +19,7 @@ import pandas as pd
 from gspo_lab.experiments.stats import paired_diff, t_sign
 from gspo_lab.findings.f10_ten import reread_flips
 from gspo_lab.findings.f10_why import SPECS
-from gspo_lab.findings.fmt import t_cell
+from gspo_lab.findings.fmt import robustness, t_cell
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import progress, spec
 
@@ -112,10 +112,6 @@ def read_account(m: pd.DataFrame, column: str = "late_acc") -> Verdict:
     return account_verdict({a: read_arm(m, a, column) for a in ARMS.values()})
 
 
-def _sure(flips: list[str]) -> str:
-    return "fragile: " + "; ".join(flips) if flips else "robust"
-
-
 def section(table: pd.DataFrame) -> dict:
     """Per model and arm: arm − A, arm − SKIP, ``f10w.arm``, its robustness, collapsed k/n and the share of updates
     that spiked; per model ``f10w.account`` with its robustness."""
@@ -135,7 +131,7 @@ def section(table: pd.DataFrame) -> dict:
             flips = [] if verdict.outcome == PENDING else reread_flips(lambda r, c, a=arm: read_arm(r, a, c), m,
                                                                        verdict.outcome)  # fmt: skip
             diffs = [t_cell(paired_diff(m, arm, base, "late_acc")) for base in ("A", "SKIP")]
-            rows.append([model, arm, *diffs, str(verdict), _sure(flips), *counts])
+            rows.append([model, arm, *diffs, str(verdict), robustness(flips), *counts])
             verdicts.append({"model": model, "arm": arm, "verdict": verdict, "sure": "fragile" if flips else "robust"})
         account = read_account(m)
         flips = [] if account.outcome == PENDING else reread_flips(read_account, m, account.outcome)

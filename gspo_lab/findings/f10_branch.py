@@ -19,7 +19,7 @@ import pandas as pd
 from gspo_lab.experiments.stats import paired_diff, t_sign
 from gspo_lab.findings.f10_ten import reread_flips
 from gspo_lab.findings.f10_why import SPECS
-from gspo_lab.findings.fmt import num, t_cell
+from gspo_lab.findings.fmt import num, off, robustness, t_cell
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import progress, spec
 
@@ -57,19 +57,15 @@ PAIRED = register(
 )
 
 
-def _off(value) -> bool:
-    return value is None or value == "off" or (isinstance(value, float) and math.isnan(value))
-
-
 def arm_of(row) -> str:
     """A run's arm: ``TRUNK`` or ``<arm>@<branch point>`` (from its grid values)."""
-    if _off(row["branch_at"]) or int(row["branch_at"]) == 0:
+    if off(row["branch_at"]) or int(row["branch_at"]) == 0:
         return "TRUNK"
-    if not _off(row["grad_clip"]):
+    if not off(row["grad_clip"]):
         name = "CAP10"
-    elif not _off(row["grad_skip"]):
+    elif not off(row["grad_skip"]):
         name = "SKIP10"
-    elif not _off(row["norm_of"]):
+    elif not off(row["norm_of"]):
         name = "GSPO_NORM"
     else:
         name = "GSPO"
@@ -128,7 +124,7 @@ def section(table: pd.DataFrame) -> dict:
             paired, unpaired = spreads(m, name)
             tight = paired_verdict(paired, unpaired)
             g = m[m["arm_id"] == name]
-            sure = "fragile: " + "; ".join(flips) if flips else "robust"
+            sure = robustness(flips)
             rows.append([arm, point, t_cell(diff), str(verdict), sure, num(paired), num(unpaired), str(tight),
                          f"{int(g['collapsed'].sum())}/{len(g)}"])  # fmt: skip
             verdicts.append({"arm": arm, "point": point, "verdict": verdict, "paired": tight})

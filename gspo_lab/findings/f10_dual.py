@@ -17,7 +17,7 @@ import pandas as pd
 from gspo_lab.experiments.stats import paired_diff, t_sign
 from gspo_lab.findings.f10_ten import robust_paired, ten_rule
 from gspo_lab.findings.f10_why import DUAL_CAP, SPECS, _signed
-from gspo_lab.findings.fmt import t_cell
+from gspo_lab.findings.fmt import robustness, t_cell
 from gspo_lab.findings.tables import progress, spec
 
 __all__ = ["SPEC", "DUAL_TEN", "dual_ten_verdict", "pool", "robust_dual", "section"]
@@ -73,7 +73,7 @@ def section(table: pd.DataFrame) -> dict:
                 continue
             verdict, flips, diff = robust_dual(runs)
             fresh = dual_ten_verdict(paired_diff(runs[runs["fresh"]], "DUAL", "CAP", "late_acc"))
-            sure = "fragile: " + "; ".join(flips) if flips else "robust"
+            sure = robustness(flips)
             rows.append([model, cap, t_cell(diff), str(verdict), fresh.label, sure, *_counts(runs)])
             verdicts.append({"model": model, "cap": cap, "verdict": verdict, "sure": "fragile" if flips else "robust"})
     header = ["model", "cap", "dual-clip + cap − cap alone, seeds 10-14 + 60-64", "f10v.dual_cap", "fresh seeds alone",

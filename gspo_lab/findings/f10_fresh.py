@@ -10,7 +10,7 @@ import pandas as pd
 import gspo_lab.findings.f10_ten as f10_ten
 from gspo_lab.experiments.stats import paired_diff
 from gspo_lab.findings.f10_why import SPECS, rel_gspo_verdict, relative_verdict
-from gspo_lab.findings.fmt import diff_cell, num
+from gspo_lab.findings.fmt import diff_cell, num, robustness
 
 __all__ = ["ARMS", "provisional", "fresh", "fresh_cost"]
 
@@ -52,7 +52,7 @@ def fresh(table: pd.DataFrame) -> list[list]:
             pair = f"{ARMS[arm]} − {ARMS[base]}"
             read = lambda runs, column, arm=arm, base=base, rule=rule: rule(paired_diff(runs, arm, base, column))  # noqa: E731
             flips = f10_ten.reread_flips(read, n, verdict.outcome)
-            sure = "fragile: " + "; ".join(flips) if flips else "robust"
+            sure = robustness(flips)
             rows.append([model, pair, f"{diff_cell(before)} ({seen})", diff_cell(fresh), str(verdict), sure])
     return rows
 

@@ -7,7 +7,6 @@ Arms are named as the specs describe them: the 2×2's ``A`` GRPO, ``B`` GSPO, ``
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import pandas as pd
@@ -35,7 +34,7 @@ from gspo_lab.findings.f10_why import (
     skip_shrink_verdict,
     two_by_two_verdict,
 )
-from gspo_lab.findings.fmt import clip_label, diff_cell, mean_ci, num, summary
+from gspo_lab.findings.fmt import clip_label, diff_cell, mean_ci, num, off, summary
 from gspo_lab.findings.rules import class_verdict
 from gspo_lab.findings.tables import F2, MODELS, declared, progress, spec, with_base
 from gspo_lab.grad_shaping import GROUPS
@@ -53,20 +52,15 @@ _PER_ROLLOUT = {
 }
 
 
-def _off(value) -> bool:
-    """A grid value that is off: "off" as a spec writes it, None or NaN once tabled."""
-    return value is None or value == "off" or (isinstance(value, float) and math.isnan(value))
-
-
 def _arm_id(row) -> str:
     if row["source"] in (SPECS["two"], SPECS["ten"], SPECS["sgd_two"]):  # the 2×2: fresh seeds, and under SGD
         return {(True, "grpo"): "A", (True, "gspo"): "B", (False, "grpo"): "C", (False, "gspo"): "D"}[
-            (_off(row["norm_of"]), row["objective"])
+            (off(row["norm_of"]), row["objective"])
         ]
     if row["source"] in (SPECS["shrink"], SPECS["shrink_ten"]):  # shrink / skip, and its fresh seeds
-        if not _off(row["grad_skip"]):
+        if not off(row["grad_skip"]):
             return "SKIP"
-        if not _off(row["grad_clip_rel"]):
+        if not off(row["grad_clip_rel"]):
             return f"REL-{row['objective'].upper()}"
         return "SHRINK"
     if row["source"] == SPECS["branch"]:  # branches from saved states and their trunks
@@ -74,7 +68,7 @@ def _arm_id(row) -> str:
     if row["source"] == SPECS["adam"]:  # what a spike does inside AdamW
         return f10_adam.ARMS[row["spike"]]
     if row["source"] == SPECS["confirm"]:
-        return "B" if _off(row["grad_clip_rel"]) else f"REL-{row['objective'].upper()}"
+        return "B" if off(row["grad_clip_rel"]) else f"REL-{row['objective'].upper()}"
     return f"{row['objective']} clip {clip_label(row['grad_clip'])}"
 
 

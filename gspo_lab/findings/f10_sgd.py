@@ -16,10 +16,10 @@ from __future__ import annotations
 import pandas as pd
 
 from gspo_lab.experiments.stats import t_sign
-from gspo_lab.findings.f10_ten import reread_flips
+from gspo_lab.findings.f10_ten import robust_ten
 from gspo_lab.findings.f10_why import EFFECTS, SPECS, TWO_BY_TWO, effects, two_by_two_verdict
-from gspo_lab.findings.fmt import num, t_cell
-from gspo_lab.findings.rules import PENDING, Rule, register
+from gspo_lab.findings.fmt import num, robustness, t_cell
+from gspo_lab.findings.rules import Rule, register
 from gspo_lab.findings.tables import declared, progress, spec
 
 __all__ = ["SPEC", "SGD_TWO", "pick_lr", "section", "sgd_verdict", "two_by_two_section"]
@@ -78,17 +78,11 @@ def two_by_two_section(table: pd.DataFrame) -> dict:
     rows, verdicts = [], []
     pool = table[table["source"] == SPECS["sgd_two"]]
     for model, m in pool.groupby("model", sort=False):
-        verdict = sgd_verdict(effects(m))
-        read = lambda runs, column: sgd_verdict(effects(runs, column))  # noqa: E731
-        flips = (
-            []
-            if verdict.outcome == PENDING
-            else reread_flips(read, m, verdict.outcome, lambda v: v.label.split(":")[0])
-        )
+        verdict, flips = robust_ten(m, sgd_verdict, len(spec(SPECS["sgd_two"]).confirm_seeds))
         counts = " / ".join(
             f"{int(m[m['arm_id'] == a]['collapsed'].sum())}/{int((m['arm_id'] == a).sum())}" for a in "ABCD"
         )
-        sure = "fragile: " + "; ".join(flips) if flips else "robust"
+        sure = robustness(flips)
         rows.append([model, *(t_cell(d) for d in effects(m).values()), counts, str(verdict), sure])
         verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust"})
     header = ["model", *EFFECTS, "collapsed A / B / C / D", "f10y.two_by_two (seeds 85-89)", "robustness"]

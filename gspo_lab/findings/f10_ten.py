@@ -18,7 +18,7 @@ import pandas as pd
 import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.stats import paired_diff, t_sign
 from gspo_lab.findings.f10_why import EFFECTS, SKIP_SHRINK, SPECS, TWO_BY_TWO, _signed, effects, two_by_two_verdict
-from gspo_lab.findings.fmt import t_cell
+from gspo_lab.findings.fmt import robustness, t_cell
 from gspo_lab.findings.rules import PENDING, Rule, register
 from gspo_lab.findings.tables import progress, spec
 
@@ -66,16 +66,18 @@ def reread_flips(read, m: pd.DataFrame, outcome: str, name=lambda v: v.label) ->
     return flips
 
 
-def robust_ten(m: pd.DataFrame) -> tuple:
-    """(verdict, flips) on one model's pooled 2×2 runs (arm_id A-D, seed, late_acc, reward_auc, eval_final)."""
-    verdict = ten_verdict(effects(m))
+def robust_ten(m: pd.DataFrame, read=ten_verdict, seeds: int = SEEDS) -> tuple:
+    """(verdict, flips) on one model's pooled 2×2 runs (arm_id A-D, seed, late_acc, reward_auc, eval_final):
+    ``read`` (the four effects -> Verdict; default ``f10t.two_by_two``) with the declared re-readings, provisional
+    below ``seeds`` seeds per arm."""
+    verdict = read(effects(m))
     if verdict.outcome == PENDING:
         return verdict, []
-    flips = reread_flips(lambda runs, column: ten_verdict(effects(runs, column)), m, verdict.outcome,
+    flips = reread_flips(lambda runs, column: read(effects(runs, column)), m, verdict.outcome,
                    lambda v: v.label.split(":")[0])  # fmt: skip
     done = m.groupby("arm_id")["seed"].nunique().min() if len(m) else 0
-    if done < SEEDS:
-        verdict = replace(verdict, provisional=f"{done} of {SEEDS} seeds finished")
+    if done < seeds:
+        verdict = replace(verdict, provisional=f"{done} of {seeds} seeds finished")
     return verdict, flips
 
 
@@ -87,7 +89,7 @@ def section(table: pd.DataFrame) -> dict:
         verdict, flips = robust_ten(m)
         fresh = ten_verdict(effects(m[m["source"] == SPECS["ten"]]))
         cells = [t_cell(d) for d in effects(m).values()]
-        sure = "fragile: " + "; ".join(flips) if flips else "robust"
+        sure = robustness(flips)
         rows.append([model, *cells, str(verdict), fresh.label.split(":")[0], sure])
         verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust"})
     header = ["model", *EFFECTS, "f10t.two_by_two (seeds 30-34 + 60-64)", "fresh seeds alone", "robustness"]
@@ -139,7 +141,7 @@ def skip_section(table: pd.DataFrame) -> dict:
             f"{m[m['arm_id'] == 'SKIP']['skipped'].mean():.1%}",
             f"{m[m['arm_id'] == 'SHRINK']['capped'].mean():.1%}",
         ]
-        sure = "fragile: " + "; ".join(flips) if flips else "robust"
+        sure = robustness(flips)
         rows.append([model, t_cell(diff), str(verdict), fresh.label, sure, *counts, *shares])
         verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust"})
     header = ["model", "SKIP − SHRINK, seeds 30-34 + 60-64", "f10u.skip_shrink", "fresh seeds alone", "robustness",

@@ -16,7 +16,7 @@ from gspo_lab.corrections import MODES
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import paired_diff, t_sign
 from gspo_lab.experiments.store import load_result, result_path
-from gspo_lab.findings.fmt import num, t_cell
+from gspo_lab.findings.fmt import num, robustness, t_cell
 from gspo_lab.findings.rules import PENDING, Rule, class_verdict, register
 from gspo_lab.findings.tables import MODELS, declared, progress, spec, with_base
 
@@ -109,7 +109,7 @@ def section() -> tuple[dict, dict]:
             else:
                 verdict, flips = robust_correction(m, arm)
                 cells_ += [t_cell(paired_diff(m, arm, "RECOMPUTE", "late_acc")), str(verdict),
-                           "fragile: " + "; ".join(flips) if flips else "robust"]  # fmt: skip
+                           robustness(flips)]  # fmt: skip
                 verdicts.append(
                     {
                         "model": model,

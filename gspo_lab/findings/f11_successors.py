@@ -16,7 +16,7 @@ import pandas as pd
 
 import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.stats import paired_diff, t_sign
-from gspo_lab.findings.fmt import clip_label, t_cell
+from gspo_lab.findings.fmt import clip_label, robustness, t_cell
 from gspo_lab.findings.rules import PENDING, Rule, class_verdict, register
 from gspo_lab.findings.tables import F2, MODELS, declared, progress, spec, with_base
 
@@ -194,7 +194,7 @@ def _rows(table: pd.DataFrame, rule: Rule = POSITION) -> tuple[list, list]:
             if arm in SUCCESSORS:
                 verdict, flips = robust_position(m, arm, rule)
                 d_grpo, d_gspo = (paired_diff(m, arm, base, "late_acc") for base in ("grpo", "gspo"))
-                fragile = "fragile: " + "; ".join(flips) if flips else "robust"
+                fragile = robustness(flips)
                 cells += [t_cell(d_grpo), t_cell(d_gspo), str(verdict), fragile]
                 verdicts.append(
                     {
@@ -269,7 +269,7 @@ def _confirm() -> dict:
         position, flips = robust_position(table, objective, POSITION_B)
         verdict = confirm_verdict(position)
         k, n = int(g["collapsed"].sum()), len(g)
-        sure = "fragile: " + "; ".join(flips) if flips else "robust"
+        sure = robustness(flips)
         diffs = [t_cell(paired_diff(table, objective, base, "late_acc")) for base in ("grpo", "gspo")]
         rows.append([objective, t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})", *diffs,
                      str(position), str(verdict), sure])  # fmt: skip

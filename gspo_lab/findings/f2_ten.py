@@ -15,7 +15,7 @@ import pandas as pd
 
 import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.stats import paired_diff, t_sign
-from gspo_lab.findings.fmt import clip_label, t_cell
+from gspo_lab.findings.fmt import clip_label, robustness, t_cell
 from gspo_lab.findings.rules import PENDING, Rule, register
 from gspo_lab.findings.tables import F2, MODELS, declared, progress, spec, with_base
 
@@ -120,7 +120,7 @@ def section() -> tuple[dict, dict]:
         verdict, flips = robust_ten(m)
         count, first, again = (_counts(part) for part in (m, m[m["source"] != SPEC], m[m["source"] == SPEC]))
         diff = t_cell(paired_diff(m, "gspo", "grpo", "late_acc"))
-        sure = "fragile: " + "; ".join(flips) if flips else "robust"
+        sure = robustness(flips)
         counts = [f"{first.get(o, '—')} → {again.get(o, '—')} = {count.get(o, '—')}" for o in ("grpo", "gspo")]
         rows.append([model, *counts, diff, str(verdict), sure])
         gap_flips = robust_gap(m)

@@ -12,7 +12,18 @@ import pandas as pd
 
 from gspo_lab.experiments.stats import arm_table, seed_interval, t_interval
 
-__all__ = ["num", "mean_ci", "diff_cell", "t_cell", "rate_cell", "spread", "summary", "clip_label", "FILTERS"]
+__all__ = ["num", "mean_ci", "diff_cell", "t_cell", "rate_cell", "spread", "summary", "clip_label", "off", "robustness",
+           "FILTERS"]  # fmt: skip
+
+
+def off(value) -> bool:
+    """A grid value that is off: "off" as a spec writes it, None or NaN once tabled."""
+    return value is None or value == "off" or (isinstance(value, float) and math.isnan(value))
+
+
+def robustness(flips: list[str]) -> str:
+    """A robustness cell: "robust", or "fragile: " and the re-readings that change the verdict."""
+    return "fragile: " + "; ".join(flips) if flips else "robust"
 
 
 def num(x, digits: int = 3) -> str:
