@@ -55,6 +55,7 @@ def spec(tmp_path, monkeypatch):
         (('objective = ["grpo", "gspo"]', 'objective = ["grpo", "gpso"]'), "objective must be one of"),
         (('objective = ["grpo", "gspo"]', "objective = []"), "must be a non-empty list"),
         (("rollouts = 2", "seed = 3"), "seeds go in"),
+        (('objective = ["grpo", "gspo"]', '"seed,objective" = [[5, "grpo"]]'), "names seeds \\[5\\]"),
     ],
 )
 def test_bad_spec_fails_at_load(tmp_path, edit, match):
@@ -74,6 +75,15 @@ def test_zipped_grid_keys_and_off(tmp_path):
     )
     got = [(c.cfg.objective, c.cfg.routing_replay, c.cfg.grad_clip) for c in cells(load_spec(path), "search")]
     assert got == [("grpo", True, None), ("grpo", True, 1.0), ("gspo", False, None), ("gspo", False, 1.0)]
+
+
+def test_a_point_on_one_seed(tmp_path):
+    """A zipped grid key naming ``seed`` gives that point on that seed alone (a branch point chosen per seed)."""
+    path = tmp_path / "per_seed.toml"
+    path.write_text(SPEC.replace('objective = ["grpo", "gspo"]', '"seed,objective" = [[0, "grpo"], [1, "gspo"]]'))
+    got = [(c.seed, c.cfg.objective, c.point) for c in cells(load_spec(path))]
+    assert got == [(0, "grpo", {"objective": "grpo"}), (1, "gspo", {"objective": "gspo"})]
+    assert [c.seed for c in cells(load_spec(path), "confirm")] == [1]
 
 
 def test_cells_keys_and_seed_sets(spec):

@@ -659,6 +659,9 @@ RULE_MUTANTS += [
           lambda original: functools.wraps(original)(lambda m, arm, column="late_acc": (
               original(m.assign(seed=range(len(m))), arm, column))),
           "the pairing by seed lost (each run its own seed: no pair, as if unpaired)"),
+    _rule("f10z.reversible", "halfway back", "gspo_lab.findings.f10_revert.reversible_verdict",
+          lambda original: functools.wraps(original)(lambda lift, gap: original(lift, gap * 0)),
+          "the gap to the level before the collapse ignored (any lift reads as reversed)"),
     _rule("f2t.ten", "GRPO 7/10, GSPO 0/10", "gspo_lab.findings.f2_ten._class",
           _same(lambda k, n: "high" if k >= 0.7 * n else "low" if k <= 0.2 * n else "mid"),
           "'collapses' loosened from 4n/5 to 7n/10 (7 of 10 would read as a separation)"),

@@ -31,6 +31,7 @@ import gspo_lab.findings.f9_precursors as f9
 import gspo_lab.findings.f10_adam as f10w
 import gspo_lab.findings.f10_branch as f10z
 import gspo_lab.findings.f10_dual as f10v
+import gspo_lab.findings.f10_revert as f10r
 import gspo_lab.findings.f10_sgd as f10y
 import gspo_lab.findings.f10_ten as f10t
 import gspo_lab.findings.f10_why as f10
@@ -130,6 +131,14 @@ def _adam(state: str, step: str, reset: str, random: str):
     """``f10w.account`` on four arm outcomes (STATE, STEP, RESET, RANDOM)."""
     outcomes = dict(zip(f10w.ARMS.values(), (state, step, reset, random), strict=True))
     return f10w.account_verdict({arm: f10w.ARM.verdict(o) for arm, o in outcomes.items()})
+
+
+def _revert(branch_after, arm: str = "CAP10") -> pd.DataFrame:
+    """Five collapsed trunks (0.5 before, ~0.05 after) and one arm's branches at ``branch_after`` per seed."""
+    trunk_after = [0.05, 0.02, 0.08, 0.04, 0.06]
+    rows = [{"seed": s, "arm_id": "TRUNK", "late_acc": a} for s, a in enumerate(trunk_after)]
+    rows += [{"seed": s, "arm_id": arm, "late_acc": a} for s, a in enumerate(branch_after)]
+    return pd.DataFrame(rows).assign(pre_acc=0.5)
 
 
 def _branch_runs() -> pd.DataFrame:
@@ -504,6 +513,14 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
             lambda: f10z.paired_verdict(*f10z.spreads(_branch_runs().query("seed == 0"), "CAP10@10")),
             "pending",
         ),
+    ],
+    "f10z.reversible": [
+        ("back to the level before", lambda: f10r.read(_revert([0.52, 0.45, 0.55, 0.48, 0.5]), "CAP10")[2], "reversed"),
+        ("halfway back", lambda: f10r.read(_revert([0.25, 0.22, 0.28, 0.2, 0.26]), "CAP10")[2], "partly"),
+        ("stays collapsed", lambda: f10r.read(_revert([0.09, 0.0, 0.1, 0.01, 0.07]), "CAP10")[2], "none"),
+        ("lower than the trunk", lambda: f10r.read(_revert([0.0, 0.0, 0.01, 0.0, 0.0]), "CAP10")[2], "none"),
+        ("t interval across 0 where the bootstrap's is above", lambda: f10r.reversible_verdict(EDGE, UP), "none"),
+        ("one seed", lambda: f10r.read(_revert([0.5]), "CAP10")[2], "pending"),
     ],
     "f2t.ten": [
         ("GRPO 8/10, GSPO 1/10", lambda: f2t.ten_verdict(8, 10, 1, 10), "separates"),

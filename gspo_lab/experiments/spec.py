@@ -9,9 +9,10 @@ is usually the only other difference between arms).
 A grid key naming several fields, ``"objective,routing_replay" = [["grpo", false], ["gspo", false]]``, varies them
 together (arms, or ε pairs). The string ``"off"`` stands for None (e.g. ``grad_clip = "off"``; TOML has no null).
 A cell with ``branch_at`` > 0 is a branch: its trunk is the same cell with the base's values of the fields a branch
-may change (:meth:`~gspo_lab.config.TrainConfig.with_trunk`). A spec with ``probe = "<name>"`` runs a measurement
-of :mod:`gspo_lab.experiments.probes` instead of training; its ``[base]``/``[grid]`` may also set the probe's own
-arguments.
+may change (:meth:`~gspo_lab.config.TrainConfig.with_trunk`). A zipped grid key may name ``seed``: such a point runs
+on that seed alone (when the seed set read holds it), e.g. a branch point chosen per seed. A spec with ``probe =
+"<name>"`` runs a measurement of :mod:`gspo_lab.experiments.probes` instead of training; its ``[base]``/``[grid]`` may
+also set the probe's own arguments.
 
 A cell's key hashes its full config and :data:`CODE_VERSION` (and the probe with its arguments): the address of its
 stored result (:mod:`gspo_lab.experiments.store`).
@@ -83,9 +84,8 @@ class Spec:
     def seeds(self, which: str) -> tuple[int, ...]:
         if which not in SEED_SETS:
             raise ValueError(f"seeds must be one of {SEED_SETS}, got {which!r}")
-        return {"search": self.search_seeds, "confirm": self.confirm_seeds}.get(
-            which, self.search_seeds + self.confirm_seeds
-        )
+        all_seeds = self.search_seeds + self.confirm_seeds
+        return {"search": self.search_seeds, "confirm": self.confirm_seeds}.get(which, all_seeds)
 
     def in_core(self, point: dict) -> bool:
         """Whether a grid point (``{field: value}``) belongs to the core set."""
@@ -102,9 +102,7 @@ class Spec:
         """``core set``, ``extended set``, or for a subset ``core set at lr 3e-05; the other points extended``."""
         if not self.core:
             return "extended set"
-        if not self.core_grid:
-            return "core set"
-        return f"core set at {self.core_where()}; the other points extended"
+        return f"core set at {self.core_where()}; the other points extended" if self.core_grid else "core set"
 
     def core_where(self) -> str:
         """The grid points of the core subset, e.g. ``lr 3e-05``; empty when the whole spec (or none of it) is core."""
@@ -114,8 +112,7 @@ class Spec:
         """Each grid field's values, zipped keys split (``{"objective": [...], "routing_replay": [...]}``)."""
         values: dict[str, list] = {}
         for key, options in self.grid.items():
-            names = key.split(",")
-            for i, name in enumerate(names):
+            for i, name in enumerate(names := key.split(",")):
                 values[name] = [o[i] for o in options] if len(names) > 1 else list(options)
         return values
 
@@ -152,13 +149,17 @@ def _check_grid(path: Path, raw: dict) -> None:
             what = "TrainConfig" + (f" and probe {probe!r}" if probe else "")
             raise ValueError(f"spec {path}: [{section}] has fields {what} does not: {sorted(unknown)}")
     if "seed" in raw["base"] or "seed" in raw["grid"]:
-        raise ValueError(f"spec {path}: seeds go in [seeds] (search/confirm), not in [base] or [grid]")
+        raise ValueError(f"spec {path}: seeds go in [seeds] (search/confirm), not in [base] or [grid] (beside other "
+                         "fields in a zipped grid key, a point on one seed)")  # fmt: skip
+    declared = set(raw["seeds"].get("search", ())) | set(raw["seeds"].get("confirm", ()))
     for k, v in raw["grid"].items():
         if not isinstance(v, list) or not v:
             raise ValueError(f"spec {path}: [grid] {k} must be a non-empty list")
         width = len(k.split(","))
         if width > 1 and not all(isinstance(x, list) and len(x) == width for x in v):
             raise ValueError(f"spec {path}: [grid] {k!r} must list {width}-element lists")
+        if stray := sorted({x[k.split(",").index("seed")] for x in v if "seed" in k.split(",")} - declared):
+            raise ValueError(f"spec {path}: [grid] {k!r} names seeds {stray} that [seeds] does not declare")
 
 
 def _core(path: Path, raw: dict) -> tuple[bool, dict | None]:
@@ -268,7 +269,10 @@ def _cells(spec: Spec, seeds: str, core: bool) -> list[Cell]:
         fields = {k: (None if v == "off" else v) for k, v in {**spec.base, **point}.items()}
         probe_kw = {k: v for k, v in fields.items() if k not in config_names}
         fields = {k: v for k, v in fields.items() if k in config_names}
+        only, point = fields.pop("seed", None), {k: v for k, v in point.items() if k != "seed"}  # a point on one seed
         for seed in spec.seeds(seeds):
+            if only is not None and seed != only:
+                continue
             if reading.replicate(spec.probe) and seed == reading.left_out():  # a robustness reading leaves it out
                 continue
             cfg = TrainConfig(**fields, seed=seed)

@@ -141,7 +141,7 @@ def merge(spec: Spec, *, write: bool = True) -> pd.DataFrame:
         )
     table = pd.DataFrame(rows)
     if rows:
-        columns = [name for key in spec.grid for name in key.split(",")]
+        columns = [name for key in spec.grid for name in key.split(",") if name != "seed"]
         table = table.sort_values(columns + ["seed"], key=lambda c: c.astype(str)).reset_index(drop=True)
     if rows and write:
         out = results_dir(spec.name).with_suffix(".csv")

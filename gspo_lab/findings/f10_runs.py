@@ -14,6 +14,7 @@ import pandas as pd
 import gspo_lab.findings.f10_adam as f10_adam
 import gspo_lab.findings.f10_branch as f10_branch
 import gspo_lab.findings.f10_dual as f10_dual
+import gspo_lab.findings.f10_revert as f10_revert
 import gspo_lab.findings.f10_sgd as f10_sgd
 import gspo_lab.findings.f10_ten as f10_ten
 from gspo_lab.experiments.spec import cells
@@ -226,6 +227,7 @@ def section() -> tuple[dict, dict]:
         "dual_ten": f10_dual.section(table),
         "adam": f10_adam.section(table),
         "branch": f10_branch.section(table),
+        "revert": f10_revert.section(),
         "sgd": f10_sgd.section(),
         "sgd_two": f10_sgd.two_by_two_section(table),
         "two_rows": two_rows,
