@@ -160,7 +160,8 @@ display(pd.DataFrame(precursors["held_rows"], columns=[*columns, "verdict (f9.sk
 # ## 5. Why? Size or content of GRPO's updates (finding 10)
 # Interventions declared with both accounts' predictions before their runs (`data/specs/f10_*.toml`): each
 # objective's direction applied at the other's gradient norm (the 2×2), skipping large updates instead of shrinking
-# them, a relative cap for both objectives, dual-clip under a cap, and four ways a spike can enter AdamW (f10w).
+# them, a relative cap for both objectives, dual-clip under a cap, four ways a spike can enter AdamW (f10w), branches
+# from GRPO's saved states before and after its collapse's onset (f10z), and the 2×2 under plain SGD (f10y).
 # *Size* predicts GRPO's direction at GSPO's norm does as well as GSPO; *content* predicts GSPO's direction at GRPO's
 # norm does. The verdicts are the page's rules; cells still running show as pending.
 
@@ -188,6 +189,10 @@ display(pd.DataFrame(why["adam"]["rows"], columns=why["adam"]["header"]))  # whe
 for a in why["adam"]["accounts"]:  # rule f10w.account, declared before its runs
     print(f"inside AdamW, {a['model']}: {a['verdict']} [{a['sure']}]")
 display(pd.DataFrame(why["branch"]["rows"], columns=why["branch"]["header"]))  # paired branches from saved states
+display(pd.DataFrame(why["revert"]["rows"], columns=why["revert"]["header"]))  # branches after the onset (reversible?)
+print(f"branch points (after each trunk's onset): {why['revert']['points']}; trunks unaided, after − before: "
+      f"{why['revert']['trunk_change']}")
+display(pd.DataFrame(why["sgd_two"]["rows"], columns=why["sgd_two"]["header"]))  # the 2×2 under plain SGD (f10y)
 
 # %% [markdown]
 # ## What to take away

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import lzma
 
 import pytest
 
 from gspo_lab.config import SMOKE, TrainConfig
 from gspo_lab.experiments.runner import branch_points, run_sweep
 from gspo_lab.experiments.spec import cell_key, cells, load_spec
-from gspo_lab.experiments.store import load_result, result_path
+from gspo_lab.experiments.store import load_result, result_path, supersede
 from gspo_lab.train import branch_from, train
 
 CFG = dataclasses.replace(SMOKE, checkpoint="sweep-sort", rollouts=3, eval_every=1, eval_prompts=8, objective="grpo")
@@ -121,6 +122,16 @@ def test_a_sweep_runs_the_trunk_first_and_a_branch_without_its_trunk_state_gets_
     assert (tmp_path / "runs" / "sweeps" / spec.name / trunk.key / "state-00001").is_dir()
     shared = load_result(result_path(cap))
     assert cell_key(cap.cfg.trunk_config()) == trunk.key
+    # a branch's file holds only what it adds to its trunk's stored rows; loading puts them back, losslessly
+    with lzma.open(result_path(cap), "rt") as f:
+        raw = json.load(f)
+    assert raw["shared"]["base"] == f"{spec.name}/{trunk.key}" and raw["shared"]["per_rollout"]["rollout"] == 3
+    assert raw["per_rollout"]["rollout"] == [] and shared["per_rollout"]["rollout"] == [0, 1, 2]
+    assert sum(map(len, raw["per_rollout"].values())) < sum(map(len, shared["per_rollout"].values()))
+    assert shared["per_rollout"]["reward/mean:mean"][:1] == load_result(result_path(trunk))["per_rollout"][
+        "reward/mean:mean"][:1]  # fmt: skip
+    with pytest.raises(ValueError, match="supersede that result first"):
+        supersede(result_path(trunk), "test")
     # the same branch in a fresh store, its trunk's state not kept anywhere: it runs the trunk's first rollout itself
     monkeypatch.setenv("GSPO_LAB_RESULTS", str(tmp_path / "results2"))
     monkeypatch.setenv("GSPO_LAB_RUNS", str(tmp_path / "runs2"))

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from gspo_lab.experiments.runner import cell_result, git_commit, pending
 from gspo_lab.experiments.spec import Cell, Spec
-from gspo_lab.experiments.store import merge, result_path, write_result
+from gspo_lab.experiments.store import base_of, merge, result_path, write_result
 from gspo_lab.paths import repo_root
 
 __all__ = ["EXCLUDES", "RETRIES", "connect", "run_sweep_ray"]
@@ -133,7 +133,7 @@ def run_sweep_ray(
                 (ref,), _ = ray.wait(list(running), num_returns=1)
                 cell = running.pop(ref)
                 result = ray.get(ref)
-                write_result(result_path(cell), {**result, "git_commit": commit})
+                write_result(result_path(cell), {**result, "git_commit": commit}, base_of(cell))
                 bar.update(1)
         finally:
             for ref in running:  # the driver stopped early: stop the cells still queued or running

@@ -25,7 +25,7 @@ import pandas as pd
 
 from gspo_lab.config import TrainConfig
 from gspo_lab.experiments.spec import CODE_VERSION, Cell, Spec, cell_key, cells, core_specs
-from gspo_lab.experiments.store import merge, result_path, results_root, write_result
+from gspo_lab.experiments.store import base_of, merge, result_path, results_root, write_result
 from gspo_lab.experiments.summary import per_rollout, stored_rows, summarize
 from gspo_lab.paths import repo_root, runs_dir
 
@@ -107,7 +107,7 @@ def run_cell(cell: Cell, *, command: str = "", keep=()) -> dict:
     A probe cell (``cell.probe``) runs its probe instead (gspo_lab/experiments/probes.py); nothing to resume.
     ``keep``: rollouts whose states the run keeps (its branches start there)."""
     result = cell_result(cell, command=command, keep=keep)
-    write_result(result_path(cell), result)
+    write_result(result_path(cell), result, base_of(cell))
     return result
 
 

@@ -7,6 +7,12 @@ values, seed and summary). ``GSPO_LAB_RESULTS`` points the store elsewhere (a sc
 A result that had to be re-run (its recorded commit is unknown to the repository) is moved, not deleted, to
 ``data/results/superseded/<spec>/`` with a record of why (:func:`supersede`).
 
+A branch's result (a cell with ``branch_at``, :mod:`gspo_lab.train`) shares the rows before its branch point with its
+trunk's stored result: they are the same numbers, so the file holds only the rows after them and ``"shared": {"base":
+"<spec>/<key>", "per_rollout": {series: n}, "eval": {series: n}}`` (per series, the leading values equal to the
+trunk's), and :func:`load_result` puts the trunk's first values back (lossless: :func:`write_result` checks the round
+trip, else writes the whole result).
+
 Results are xz-compressed (:data:`SUFFIX`): 17 % smaller than gzip on the stored set, so data/ stays within its 50 MB.
 :func:`load_result` still reads a ``.json.gz`` (results written before the switch, e.g. in a scratch folder); the
 stored ones were re-compressed losslessly by ``scripts/recompress_results.py`` (the same JSON bytes).
@@ -43,6 +49,7 @@ __all__ = [
     "SUPERSEDED",
     "SUFFIX",
     "stored_files",
+    "base_of",
 ]
 
 #: where superseded results go (under the results root), with superseded.json recording why
@@ -82,17 +89,56 @@ _CACHE: dict | None = None
 
 
 def load_result(path: str | Path) -> dict:
-    """A stored result. Within :func:`cached` the parsed result is kept (by path, size and modification time) and the
-    same object is returned again: callers read results and never change them."""
+    """A stored result (a branch's with its trunk's first rows put back, module docstring). Within :func:`cached` the
+    parsed result is kept (by path, size and modification time) and the same object is returned again: callers read
+    results and never change them."""
     if _CACHE is None:
-        with _open(path) as f:
-            return json.load(f)
+        return _read(path)
     st = os.stat(path)
     key = (str(path), st.st_size, st.st_mtime_ns)
     if key not in _CACHE:
-        with _open(path) as f:
-            _CACHE[key] = json.load(f)
+        _CACHE[key] = _read(path)
     return _CACHE[key]
+
+
+_SERIES = ("per_rollout", "eval")
+
+
+def _read(path: str | Path) -> dict:
+    with lzma.open(path, "rt") if str(path).endswith(".tmp") else _open(path) as f:  # .tmp: write_result's check
+        result = json.load(f)
+    if (shared := result.pop("shared", None)) is None:
+        return result
+    spec_name, key = shared["base"].split("/")
+    found = stored_files(results_dir(spec_name), key)
+    if not found:
+        raise FileNotFoundError(f"{path} shares its first rows with {shared['base']}, which is not stored")
+    base = load_result(found[0])
+    for series in _SERIES:
+        n = shared[series]
+        result[series] = {k: (base[series][k][: n[k]] if k in n else []) + v for k, v in result[series].items()}
+    return result
+
+
+def base_of(cell: Cell) -> Path | None:
+    """The stored result a branch cell shares its first rows with (its trunk's, same spec); None for other cells."""
+    if not cell.cfg.branch_at:
+        return None
+    from gspo_lab.experiments.spec import cell_key
+
+    return results_dir(cell.spec) / f"{cell_key(cell.cfg.trunk_config())}{SUFFIX}"
+
+
+def _same_rows(a: dict, b: dict) -> dict[str, int]:
+    """Per series of ``a`` that ``b`` also holds, how many leading values they share (only those sharing some)."""
+    out = {}
+    for k in (k for k in a if k in b):
+        n = 0
+        while n < min(len(a[k]), len(b[k])) and json.dumps(a[k][n]) == json.dumps(b[k][n]):
+            n += 1
+        if n:
+            out[k] = n
+    return out
 
 
 @contextmanager
@@ -110,12 +156,23 @@ def cached() -> Iterator[None]:
         _CACHE = before
 
 
-def write_result(path: Path, obj: dict) -> None:
-    """Write ``obj`` as compressed JSON, atomically (a temporary file renamed into place)."""
+def write_result(path: Path, obj: dict, base: Path | None = None) -> None:
+    """Write ``obj`` as compressed JSON, atomically (a temporary file renamed into place). With a stored ``base``
+    (:func:`base_of`), the rows ``obj`` shares with it are left out (module docstring) when the round trip is exact."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with lzma.open(tmp, "wt") as f:
-        json.dump(obj, f, separators=(",", ":"))
+    thin = obj
+    if base is not None and Path(base).is_file():
+        stored = _read(base)
+        counts = {s: _same_rows(obj.get(s, {}), stored.get(s, {})) for s in _SERIES}
+        if counts["per_rollout"]:
+            thin = {**obj, **{s: {k: v[counts[s].get(k, 0) :] for k, v in obj[s].items()} for s in _SERIES}}
+            thin["shared"] = {"base": f"{Path(base).parent.name}/{Path(base).name.split('.')[0]}", **counts}
+    for attempt in (thin, obj):
+        with lzma.open(tmp, "wt") as f:
+            json.dump(attempt, f, separators=(",", ":"))
+        if attempt is obj or json.dumps(_read(tmp), sort_keys=True) == json.dumps(obj, sort_keys=True):
+            break
     os.replace(tmp, path)
 
 
@@ -190,6 +247,10 @@ def supersede(path: Path, reason: str) -> Path:
     """Move a stored result out of its spec's folder into ``superseded/<spec>/<key>.<commit>.json.xz`` and record
     ``reason`` in ``superseded/superseded.json``; the new location. Results are otherwise immutable."""
     result = load_result(path)
+    for other in stored_files(Path(path).parent):  # a branch's result reads its first rows from its trunk's
+        with _open(other) as f:
+            if (json.load(f).get("shared") or {}).get("base") == f"{result['spec']}/{result['key']}":
+                raise ValueError(f"path {path} holds rows that {other} shares: supersede that result first")
     commit = str(result.get("git_commit", "unknown"))[:12].replace("+", "-")
     suffix = "".join(Path(path).suffixes[-2:])  # moved as it is, in its own compression
     target = results_root() / SUPERSEDED / result["spec"] / f"{result['key']}.{commit}{suffix}"
