@@ -106,3 +106,18 @@ def test_the_page_wide_robustness_agrees_with_every_declared_re_reading(computed
     assert len(pairs) >= 20
     assert [sure for mark, sure in pairs if bool(mark) != (sure == "fragile")] == []
     assert computed[0]["robust"]["fragile_count"] > 0 and computed[0]["robust"]["read"] > 250
+
+
+def test_the_reversibility_endpoints_read_their_declared_windows():
+    """f10z.reversible's endpoints (data/specs/f10z_onset_branch.toml): after = the evaluations at 100-120, pre = at
+    10-50, the reward windows [100, 120) and [10, 50), the final evaluation at 120; NaN when a window is incomplete."""
+    from gspo_lab.findings.f10_revert import endpoints
+
+    ev = {"rollout": list(range(0, 130, 10)), "eval/accuracy_sampled": [0.1 * (i % 7) for i in range(13)]}
+    per = {"rollout": list(range(120)), "reward/mean:mean": [r / 100 for r in range(120)]}
+    got = endpoints({"eval": ev, "per_rollout": per})
+    assert math.isclose(got["late_acc"], (0.3 + 0.4 + 0.5) / 3) and math.isclose(got["eval_final"], 0.5)
+    assert math.isclose(got["pre_acc"], (0.1 + 0.2 + 0.3 + 0.4 + 0.5) / 5)
+    assert math.isclose(got["reward_auc"], sum(range(100, 120)) / 2000) and math.isclose(got["pre_reward"], 0.295)
+    short = endpoints({"eval": {k: v[:11] for k, v in ev.items()}, "per_rollout": per})
+    assert math.isnan(short["late_acc"]) and math.isnan(short["eval_final"]) and math.isclose(short["pre_acc"], 0.3)

@@ -84,6 +84,10 @@ def two_by_two_section(table: pd.DataFrame) -> dict:
         )
         sure = robustness(flips)
         rows.append([model, *(t_cell(d) for d in effects(m).values()), counts, str(verdict), sure])
-        verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust"})
+        a = m[m["arm_id"] == "A"]
+        verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust",
+                         "grpo_collapsed": f"{int(a['collapsed'].sum())}/{len(a)}"})  # fmt: skip
     header = ["model", *EFFECTS, "collapsed A / B / C / D", "f10y.two_by_two (seeds 85-89)", "robustness"]
-    return {"progress": progress(spec(SPECS["sgd_two"])), "rows": rows, "verdicts": verdicts, "header": header}
+    adamw = table[(table["source"] == SPECS["two"]) & (table["arm_id"] == "A")].groupby("model", sort=False)
+    return {"progress": progress(spec(SPECS["sgd_two"])), "rows": rows, "verdicts": verdicts, "header": header,
+            "adamw_collapsed": [(model, f"{int(g['collapsed'].sum())}/{len(g)}") for model, g in adamw]}  # fmt: skip

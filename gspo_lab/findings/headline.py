@@ -156,11 +156,13 @@ def glance(ctx: dict) -> list[dict]:
     v2 = f9["v2"]
     succ = successor_groups(ctx["f11"]["verdicts"])
     two = "; ".join(f"{v['model']}: {v['verdict'].label.split(':')[0]}" for v in f10["two_verdicts"])
-    ten2 = "; ".join(f"{v['model']} {v['verdict'].label.split(':')[0]} ({v['sure']})" for v in f10["ten"]["verdicts"])
+    short = lambda vs: "; ".join(f"{v['model']} {v['verdict'].label.split(':')[0]} ({v['sure']})" for v in vs)  # noqa: E731
+    ten2 = short(f10["ten"]["verdicts"])
     adam = "; ".join(f"{a['model']} {a['verdict'].label.split(':')[0]} ({a['sure']})" for a in f10["adam"]["accounts"])
     branch, revert = f10["branch"]["verdicts"], f10["revert"]["verdicts"]
     protect = sum(b["verdict"].outcome == "higher" for b in branch)
     after = ", ".join(f"{r['arm']} {r['verdict']}" for r in revert)
+    sgd = short(f10["sgd_two"]["verdicts"])
     fragile = [o for g in succ for o in g["fragile"]]
     return [
         _row(
@@ -258,10 +260,10 @@ def glance(ctx: dict) -> list[dict]:
             "the noise of token weights destabilises GRPO (§3)",
             f"norm × direction 2×2, 5 seeds: {two}; 10 seeds: {ten2 or 'pending'}; a spike inside AdamW, 5 seeds: "
             f"{adam or 'pending'}; branches from GRPO's saved states (MoE): {protect} of {len(branch)} protect before "
-            f"the onset, after it {after}",
+            f"the onset, after it {after}; the 2×2 under plain SGD: {sgd or 'pending'}",
             "; ".join(f"{a['model']}: {a['verdict'].label.split(':')[0]}" for a in f10["accounts"]),
             *(v["verdict"] for v in f10["two_verdicts"] + f10["accounts"] + f10["ten"]["verdicts"]),
-            *(a["verdict"] for a in f10["adam"]["accounts"] + branch + revert),
+            *(a["verdict"] for a in f10["adam"]["accounts"] + branch + revert + f10["sgd_two"]["verdicts"]),
         ),
         _row(
             "11",
