@@ -2,6 +2,10 @@
 side on the same machine; prints the walls, the ratio and whether the two runs' rows are identical.
 
     python bench/bench_cell.py [--spec f2r_collapse_moe] [--cell 0] [--rollouts 20|full] [--rounds 3] [--ref REF]
+                               [--set FIELD=VALUE ...]
+
+``--set`` changes the new side's config only (an opt-in lever, a TrainConfig field): with ``--ref HEAD`` the two
+sides run the same code and differ by that setting alone, e.g. ``--ref HEAD --set old_logp=sampler``.
 
 Methodology, numbered:
     1. The old code is ``--ref`` (default :data:`BASELINE`, the last commit before issue 25's levers) checked out with
@@ -40,7 +44,7 @@ from gspo_lab.experiments.spec import cells, load_spec
 from gspo_lab.train import train
 spec = load_spec(sys.argv[2]); cell = cells(spec, "all")[int(sys.argv[3])]
 n = cell.cfg.rollouts if sys.argv[4] == "full" else int(sys.argv[4])
-cfg = dataclasses.replace(cell.cfg, rollouts=n)
+cfg = dataclasses.replace(cell.cfg, rollouts=n, **json.loads(sys.argv[7]))
 torch.set_num_threads(1)
 t0 = time.perf_counter()
 table = train(cfg, sys.argv[5], progress=False)
@@ -52,10 +56,11 @@ json.dump({"wall_s": wall, "rollouts": n, "cell_rollouts": cell.cfg.rollouts, "k
 """
 
 
-def _launch(tree: Path, spec: Path, cell: int, rollouts: str, work: Path, tag: str) -> tuple[subprocess.Popen, Path]:
+def _launch(tree: Path, spec: Path, cell: int, rollouts: str, work: Path, tag: str, sets: dict | None = None):
     out = work / f"{tag}.json"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "GSPO_LAB_DATA": str(tree / "data")}
-    args = [sys.executable, "-c", CHILD, str(tree), str(spec), str(cell), rollouts, str(work / f"{tag}-run"), str(out)]
+    args = [sys.executable, "-c", CHILD, str(tree), str(spec), str(cell), rollouts, str(work / f"{tag}-run"), str(out),
+            json.dumps(sets or {})]  # fmt: skip
     return subprocess.Popen(args, env=env, cwd=tree), out
 
 
@@ -67,7 +72,10 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--rounds", type=int, default=3, help="rounds of (old, new) side by side (default: 3)")
     p.add_argument("--ref", default=BASELINE, help=f"the old code's commit (default: {BASELINE})")
     p.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="a TrainConfig field set on the new side only (JSON, else a string); repeatable")  # fmt: skip
     args = p.parse_args(argv)
+    args.sets = _sets(args.set)
     if args.rollouts != "full" and not (args.rollouts.isdigit() and int(args.rollouts) >= 1):
         raise SystemExit(f"--rollouts must be a positive integer or 'full', got {args.rollouts!r}")
     if args.rounds < 1:
@@ -85,7 +93,8 @@ def main(argv: list[str] | None = None) -> dict:
                 procs = {}
                 for tag in order:
                     tree = old_tree if tag == "old" else ROOT
-                    procs[tag] = _launch(tree, tree / spec_rel, args.cell, args.rollouts, work, f"{tag}{r}")
+                    sets = args.sets if tag == "new" else None
+                    procs[tag] = _launch(tree, tree / spec_rel, args.cell, args.rollouts, work, f"{tag}{r}", sets)
                 for tag, (proc, out) in procs.items():
                     if proc.wait() != 0:
                         raise SystemExit(f"the {tag} run of round {r} failed (exit {proc.returncode})")
@@ -97,11 +106,29 @@ def main(argv: list[str] | None = None) -> dict:
     return report(args, runs)
 
 
+def _sets(items: list[str]) -> dict:
+    """``--set`` values as ``{field: value}``; errors name the bad item or field."""
+    import dataclasses
+
+    from gspo_lab.config import TrainConfig
+
+    fields, out = {f.name for f in dataclasses.fields(TrainConfig)}, {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or name not in fields:
+            raise SystemExit(f"--set wants FIELD=VALUE with FIELD a TrainConfig field, got {item!r}")
+        try:
+            out[name] = json.loads(value)
+        except json.JSONDecodeError:
+            out[name] = value
+    return out
+
+
 def report(args, runs: dict) -> dict:
     first = runs["new"][0]
     scale = first["cell_rollouts"] / first["rollouts"]
     fig = {"spec": args.spec, "cell": first["key"], "rollouts": first["rollouts"], "rounds": args.rounds,
-           "ref": args.ref}  # fmt: skip
+           "ref": args.ref, "set": args.sets}  # fmt: skip
     for tag in ("old", "new"):
         walls = [r["wall_s"] for r in runs[tag]]
         fig[f"{tag}_wall_s"] = [round(w, 1) for w in walls]
@@ -110,7 +137,8 @@ def report(args, runs: dict) -> dict:
     pairs = list(zip(runs["old"], runs["new"], strict=True))
     fig["ratio_old_over_new"] = round(statistics.median(o["wall_s"] / n["wall_s"] for o, n in pairs), 3)
     fig["identical"] = all(o["rows"] == n["rows"] and o["eval"] == n["eval"] for o, n in pairs)
-    print(f"\ncell {fig['spec']}[{args.cell}] ({fig['cell']}), {fig['rollouts']} rollouts, {args.rounds} rounds")
+    print(f"\ncell {fig['spec']}[{args.cell}] ({fig['cell']}), {fig['rollouts']} rollouts, {args.rounds} rounds"
+          + (f"; new side with {fig['set']}" if fig["set"] else ""))  # fmt: skip
     print(f"{'':6}{'wall s (per round)':>28}{'cells/h, 2 workers':>20}{'peak RSS MiB':>14}")
     for tag in ("old", "new"):
         walls = ", ".join(f"{w:.1f}" for w in fig[f"{tag}_wall_s"])

@@ -34,3 +34,16 @@ def test_bench_cell_runs_both_trees_and_checks_identity(tmp_path):
     if not dirty.stdout.strip():  # HEAD's code is this tree's code: the same rows, bit for bit
         assert fig["identical"] is True
     assert "identical rows and evaluations:" in proc.stdout
+
+
+def test_bench_cell_measures_an_opt_in_lever_on_the_new_side_only(tmp_path):
+    """``--set`` changes the new side's config alone: π_old from the sampler's own log-probs gives other rows."""
+    out = tmp_path / "cell.json"
+    cmd = [sys.executable, str(ROOT / "bench" / "bench_cell.py"), "--rollouts", "1", "--rounds", "1", "--ref", "HEAD"]
+    proc = subprocess.run([*cmd, "--set", "old_logp=sampler", "--json", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=240)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    fig = json.loads(out.read_text())
+    assert fig["set"] == {"old_logp": "sampler"} and fig["identical"] is False
+    bad = subprocess.run([*cmd, "--set", "old_logpp=sampler"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "--set wants FIELD=VALUE" in bad.stderr
