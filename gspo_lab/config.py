@@ -103,6 +103,11 @@ class TrainConfig:
     taking (B, T) advantages only (gspo_token, grpo_token_mean). 0 = sequence advantages, as in the paper."""
     old_logp: str = "recompute"
     """π_old log-probs: recompute (full forward, TRL/verl) | sampler | sampler_bf16 (the sampler's own)."""
+    old_forward: bool = True
+    """Run π_old's no-grad forward on every minibatch. False, a fast path (issue 25), needs old_logp = sampler or
+    sampler_bf16 (π_old is then the sampler's own), no routing replay and no sampler_correction; the expert-change
+    metrics, which compare π_old's routing with the update's, are then not logged. It saves that forward's share of a
+    rollout (bench/bench_cell.py --set old_forward=false)."""
     sampler_precision: str = "fp32"
     """The sampler's arithmetic: fp32 | bf16 (autocast; old_logp=sampler_bf16 implies bf16). With old_logp=recompute
     π_old is still recomputed by the fp32 trainer, and the sampler's own log-probs are kept beside it."""
@@ -152,6 +157,12 @@ class TrainConfig:
             )
         if self.old_logp not in OLD_LOGP_SOURCES:
             raise ValueError(f"old_logp must be one of {OLD_LOGP_SOURCES}, got {self.old_logp!r}")
+        if not self.old_forward and (self.old_logp == "recompute" or self.routing_replay or self.sampler_correction):
+            raise ValueError(
+                "old_forward=False needs old_logp='sampler' or 'sampler_bf16', routing_replay=False and "
+                f"sampler_correction=None (they read π_old's forward), got old_logp={self.old_logp!r}, "
+                f"routing_replay={self.routing_replay}, sampler_correction={self.sampler_correction!r}"
+            )
         self._check_corrections()
         self._check_branch()
         if self.reward not in REWARDS:

@@ -186,6 +186,10 @@ def collect(state: TrainState) -> RolloutBatch:
     old_logp, old_routing, rhos = [], [], []
     state.model.train()  # the mode of the updates: the same arithmetic, so the first ratios are exactly 1
     for rows in minibatches:
+        if not cfg.old_forward:  # the fast path: π_old is the sampler's own, no routing recorded (TrainConfig)
+            old_logp.append(_rows(data.sampler_logp, rows))
+            old_routing.append(None)
+            continue
         ctx = record_routing(state.model) if state.is_moe else contextlib.nullcontext()
         logp, _, routing = _forward(state, data, rows, ctx)
         old_logp.append(logp if cfg.old_logp == "recompute" else _rows(data.sampler_logp, rows))
@@ -285,7 +289,7 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
         row["ref/kl_k3"] = ref_kl.item()
     row["policy/entropy"] = masked_mean(entropy.detach(), mask, dim=None).item()
     row["reward/minibatch_mean"] = _rows(batch.rewards, rows).mean().item()
-    if routing is not None:
+    if routing is not None and batch.old_routing[m] is not None:
         full_mask = torch.cat([_rows(data.prompt_mask, rows), mask], 1)
         row["moe/expert_change"] = expert_change_frac(batch.old_routing[m], routing, full_mask)
         row["moe/expert_swap"] = expert_swap_frac(batch.old_routing[m], routing, full_mask)

@@ -160,6 +160,21 @@ def test_sampler_logprobs_as_old_policy_are_close_but_not_exact():
     assert rows[0]["ratio/tok_log_absmax"] > 1e-3  # bf16 inference engine: a real mismatch
 
 
+def test_skipping_pi_olds_forward_changes_nothing_but_the_expert_change_metrics():
+    """old_forward=False (issue 25's fast path, with π_old from the sampler): the same rows, bit for bit, less the
+    metrics that compare π_old's routing with the update's."""
+    cfg = replace(CFG, old_logp="sampler", rollouts=2)
+    slow, fast = _table(cfg), _table(replace(cfg, old_forward=False))
+    moe = [c for c in slow.columns if c.startswith("moe/")]
+    assert moe and slow[moe].notna().all().all() and not set(moe) & set(fast.columns)
+    keep = [c for c in slow.columns if c not in moe and not c.startswith("time/")]
+    pd.testing.assert_frame_equal(slow[keep], fast[keep])
+    with pytest.raises(ValueError, match="old_forward=False needs old_logp='sampler'"):
+        replace(CFG, old_forward=False)
+    with pytest.raises(ValueError, match="routing_replay=True"):
+        replace(CFG, old_logp="sampler", routing_replay=True, old_forward=False)
+
+
 def test_dense_model_has_no_moe_metrics():
     from gspo_lab.model import build_model
 

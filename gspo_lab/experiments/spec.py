@@ -63,6 +63,7 @@ KEY_IF_NOT_DEFAULT = {
     "optimizer": "adamw",
     "branch_at": 0,
     "trunk": "",
+    "old_forward": True,
 }
 
 
@@ -243,13 +244,10 @@ def cells(spec: Spec, seeds: str = "all", *, core: bool = False) -> list[Cell]:
     """Every cell of the spec for a seed set, in a fixed order (grid points × seeds); ``core``: only the core set's
     grid points (:meth:`Spec.in_core`). A robustness reading's left-out seed is left out (gspo_lab/experiments/
     reading.py)."""
-    if _MEMO is None:
-        out = _cells(spec, seeds, core)
-    else:
-        memo_key = (repr(spec), seeds, core, reading.left_out())
-        if memo_key not in _MEMO:
-            _MEMO[memo_key] = _cells(spec, seeds, core)
-        out = list(_MEMO[memo_key])
+    memo_key = (repr(spec), seeds, core, reading.left_out())
+    if _MEMO is not None and memo_key not in _MEMO:
+        _MEMO[memo_key] = _cells(spec, seeds, core)
+    out = _cells(spec, seeds, core) if _MEMO is None else list(_MEMO[memo_key])
     if seeds != "all" and reading.replicate(spec.probe):
         reading.note_seeds(c.seed for c in out)
     return out
