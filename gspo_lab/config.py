@@ -108,6 +108,9 @@ class TrainConfig:
     sampler_bf16 (π_old is then the sampler's own), no routing replay and no sampler_correction; the expert-change
     metrics, which compare π_old's routing with the update's, are then not logged. It saves that forward's share of a
     rollout (bench/bench_cell.py --set old_forward=false)."""
+    group_stats: bool = True
+    """Log each parameter group's pre-clip gradient norm and AdamW's per-group peak (grad/norm_<group>,
+    adam/peak_<group>: findings 2d and 10d). False, a fast path (issue 25), leaves them out; training is unchanged."""
     sampler_precision: str = "fp32"
     """The sampler's arithmetic: fp32 | bf16 (autocast; old_logp=sampler_bf16 implies bf16). With old_logp=recompute
     π_old is still recomputed by the fp32 trainer, and the sampler's own log-probs are kept beside it."""

@@ -247,7 +247,7 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
     if cfg.norm_of is not None:
         own, other, cos = mix_direction_norm(params, other_grads)
         row.update({"grad/norm_own": own, "grad/norm_other": other, "grad/cos_other": cos})
-    groups = param_groups(state.model)
+    groups = param_groups(state.model) if cfg.group_stats else {}
     row.update({f"grad/norm_{g}": v for g, v in group_norms(groups).items()})
     cap = cfg.grad_clip if cfg.grad_clip is not None else math.inf
     if cfg.grad_clip_rel is not None:
@@ -265,7 +265,7 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
         spike_step(state.optimizer, params, cfg.spike, cfg.seed * 1_000_003 + state.update_index)
     elif not skipped:  # a skipped update leaves the parameters and AdamW's moments (and its step count) untouched
         state.optimizer.step()
-    if not skipped and cfg.optimizer == "adamw" and not (spike and cfg.spike == "step_only"):
+    if groups and not skipped and cfg.optimizer == "adamw" and not (spike and cfg.spike == "step_only"):
         row.update({f"adam/peak_{g}": v for g, v in adam_peaks(state.optimizer, groups).items()})
     if cfg.spike is not None:
         row["grad/spike"] = float(spike)

@@ -175,6 +175,16 @@ def test_skipping_pi_olds_forward_changes_nothing_but_the_expert_change_metrics(
         replace(CFG, old_logp="sampler", routing_replay=True, old_forward=False)
 
 
+def test_leaving_out_the_group_statistics_changes_nothing_else():
+    """group_stats=False (issue 25's fast path): the same rows, bit for bit, less the per-group gradient norms and
+    AdamW peaks."""
+    slow, fast = _table(replace(CFG, rollouts=2)), _table(replace(CFG, rollouts=2, group_stats=False))
+    groups = [c for c in slow.columns if c.startswith(("grad/norm_", "adam/peak_"))]
+    assert len(groups) >= 10 and not set(groups) & set(fast.columns)
+    keep = [c for c in slow.columns if c not in groups and not c.startswith("time/")]
+    pd.testing.assert_frame_equal(slow[keep], fast[keep])
+
+
 def test_dense_model_has_no_moe_metrics():
     from gspo_lab.model import build_model
 

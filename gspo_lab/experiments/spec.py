@@ -64,6 +64,7 @@ KEY_IF_NOT_DEFAULT = {
     "branch_at": 0,
     "trunk": "",
     "old_forward": True,
+    "group_stats": True,
 }
 
 
