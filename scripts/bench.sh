@@ -6,8 +6,9 @@
 #      f10_direction_norm's GRPO-direction-at-GSPO's-norm cell), this tree against the commit before issue 25's
 #      levers, side by side, with the identity of their rows (bench/bench_cell.py; skip with BENCH_CELLS=0, set the
 #      rollouts per run with BENCH_CELL_ROLLOUTS, default 20, or "full");
-#   3. the opt-in fast path on the same two cells: π_old from the sampler with its forward skipped
-#      (old_logp=sampler, old_forward=false) against the stored config, both on this tree's code (--ref HEAD).
+#   3. the opt-in fast paths on the same two cells: π_old from the sampler with its forward skipped
+#      (old_logp=sampler, old_forward=false) and no per-group gradient statistics (group_stats=false), against the
+#      stored config, both on this tree's code (--ref HEAD).
 #   bash scripts/bench.sh [bench/bench_step.py args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,8 @@ python bench/bench_step.py "$@"
 if [ "${BENCH_CELLS:-1}" != "0" ]; then
   python bench/bench_cell.py --spec f2r_collapse_moe --cell 0 --rollouts "${BENCH_CELL_ROLLOUTS:-20}"
   python bench/bench_cell.py --spec f10_direction_norm --cell 10 --rollouts "${BENCH_CELL_ROLLOUTS:-20}"
-  fast=(--ref HEAD --set old_logp=sampler --set old_forward=false --rollouts "${BENCH_CELL_ROLLOUTS:-20}")
+  fast=(--ref HEAD --set old_logp=sampler --set old_forward=false --set group_stats=false
+        --rollouts "${BENCH_CELL_ROLLOUTS:-20}")
   python bench/bench_cell.py --spec f2r_collapse_moe --cell 0 "${fast[@]}"
   python bench/bench_cell.py --spec f10_direction_norm --cell 10 "${fast[@]}"
 fi
