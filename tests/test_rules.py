@@ -141,6 +141,23 @@ def _revert(branch_after, arm: str = "CAP10") -> pd.DataFrame:
     return pd.DataFrame(rows).assign(pre_acc=0.5)
 
 
+def _two_by_two_cases(verdict) -> list[tuple]:
+    """A ten-seed 2×2 rule's cases (Student-t on each of the four effects): every outcome, and the edge case where
+    the page's bootstrap-t would read the second norm effect as up but the declared Student-t does not."""
+    return [
+        ("norm effects up, direction across 0", lambda: verdict(_effects(UP, UP, MIXED, MIXED)), "size"),
+        ("direction effects up, norm across 0", lambda: verdict(_effects(MIXED, MIXED, UP, UP)), "content"),
+        ("all four up", lambda: verdict(_effects(UP, UP, UP, UP)), "both"),
+        ("none up", lambda: verdict(_effects(MIXED, DOWN, MIXED, MIXED)), "neither"),
+        ("one norm effect up only", lambda: verdict(_effects(UP, MIXED, MIXED, MIXED)), "mixed"),
+        (
+            "t interval across 0 where the bootstrap's is above",
+            lambda: verdict(_effects(UP, EDGE, MIXED, MIXED)),
+            "mixed",
+        ),
+    ]
+
+
 def _branch_runs() -> pd.DataFrame:
     """Five trunks whose late accuracy spreads widely and branches that sit 0.1 above each own trunk, give or take."""
     trunk = [0.05, 0.30, 0.10, 0.45, 0.20]
@@ -457,30 +474,8 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("below GRPO, across 0 against GSPO", lambda: f11.position_verdict(DOWN, MIXED, f11.POSITION_B), "below_grpo"),
         ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED, f11.POSITION_B), "unresolved"),
     ],
-    "f10t.two_by_two": [
-        ("norm effects up, direction across 0", lambda: f10t.ten_verdict(_effects(UP, UP, MIXED, MIXED)), "size"),
-        ("direction effects up, norm across 0", lambda: f10t.ten_verdict(_effects(MIXED, MIXED, UP, UP)), "content"),
-        ("all four up", lambda: f10t.ten_verdict(_effects(UP, UP, UP, UP)), "both"),
-        ("none up", lambda: f10t.ten_verdict(_effects(MIXED, DOWN, MIXED, MIXED)), "neither"),
-        ("one norm effect up only", lambda: f10t.ten_verdict(_effects(UP, MIXED, MIXED, MIXED)), "mixed"),
-        (
-            "t interval across 0 where the bootstrap's is above",
-            lambda: f10t.ten_verdict(_effects(UP, EDGE, MIXED, MIXED)),
-            "mixed",
-        ),
-    ],
-    "f10y.two_by_two": [
-        ("norm effects up, direction across 0", lambda: f10y.sgd_verdict(_effects(UP, UP, MIXED, MIXED)), "size"),
-        ("direction effects up, norm across 0", lambda: f10y.sgd_verdict(_effects(MIXED, MIXED, UP, UP)), "content"),
-        ("all four up", lambda: f10y.sgd_verdict(_effects(UP, UP, UP, UP)), "both"),
-        ("none up", lambda: f10y.sgd_verdict(_effects(MIXED, DOWN, MIXED, MIXED)), "neither"),
-        ("one norm effect up only", lambda: f10y.sgd_verdict(_effects(UP, MIXED, MIXED, MIXED)), "mixed"),
-        (
-            "t interval across 0 where the bootstrap's is above",
-            lambda: f10y.sgd_verdict(_effects(UP, EDGE, MIXED, MIXED)),
-            "mixed",
-        ),
-    ],
+    "f10t.two_by_two": _two_by_two_cases(f10t.ten_verdict),
+    "f10y.two_by_two": _two_by_two_cases(f10y.sgd_verdict),
     "f10u.skip_shrink": _ten_seed_cases("skip", f10t.skip_ten_verdict),
     "f10v.dual_cap": _ten_seed_cases("dual-clip", f10v.dual_ten_verdict),
     "f10w.arm": [

@@ -157,10 +157,10 @@ def _check_grid(path: Path, raw: dict) -> None:
     for k, v in raw["grid"].items():
         if not isinstance(v, list) or not v:
             raise ValueError(f"spec {path}: [grid] {k} must be a non-empty list")
-        width = len(k.split(","))
+        width = len(parts := k.split(","))
         if width > 1 and not all(isinstance(x, list) and len(x) == width for x in v):
             raise ValueError(f"spec {path}: [grid] {k!r} must list {width}-element lists")
-        if stray := sorted({x[k.split(",").index("seed")] for x in v if "seed" in k.split(",")} - declared):
+        if "seed" in parts and (stray := sorted({x[parts.index("seed")] for x in v} - declared)):
             raise ValueError(f"spec {path}: [grid] {k!r} names seeds {stray} that [seeds] does not declare")
 
 

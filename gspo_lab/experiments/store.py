@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
-from gspo_lab.experiments.spec import Cell, Spec, cells, memoized
+from gspo_lab.experiments.spec import Cell, Spec, cell_key, cells, memoized
 from gspo_lab.paths import data_dir
 
 __all__ = [
@@ -105,27 +105,30 @@ _SERIES = ("per_rollout", "eval")
 
 
 def _read(path: str | Path) -> dict:
-    with lzma.open(path, "rt") if str(path).endswith(".tmp") else _open(path) as f:  # .tmp: write_result's check
-        result = json.load(f)
-    if (shared := result.pop("shared", None)) is None:
+    with _open(path) as f:
+        return _stitch(json.load(f), path)
+
+
+def _stitch(result: dict, path: str | Path) -> dict:
+    """``result`` with the first values it shares with its base put back (the result itself when it shares none)."""
+    if (shared := result.get("shared")) is None:
         return result
     spec_name, key = shared["base"].split("/")
     found = stored_files(results_dir(spec_name), key)
     if not found:
         raise FileNotFoundError(f"{path} shares its first rows with {shared['base']}, which is not stored")
-    base = load_result(found[0])
+    base, n = load_result(found[0]), shared
+    out = {k: v for k, v in result.items() if k != "shared"}
     for series in _SERIES:
-        n = shared[series]
-        result[series] = {k: (base[series][k][: n[k]] if k in n else []) + v for k, v in result[series].items()}
-    return result
+        out[series] = {k: (base[series][k][: n[series][k]] if k in n[series] else []) + v
+                       for k, v in result[series].items()}  # fmt: skip
+    return out
 
 
 def base_of(cell: Cell) -> Path | None:
     """The stored result a branch cell shares its first rows with (its trunk's, same spec); None for other cells."""
     if not cell.cfg.branch_at:
         return None
-    from gspo_lab.experiments.spec import cell_key
-
     return results_dir(cell.spec) / f"{cell_key(cell.cfg.trunk_config())}{SUFFIX}"
 
 
@@ -168,11 +171,10 @@ def write_result(path: Path, obj: dict, base: Path | None = None) -> None:
         if counts["per_rollout"]:
             thin = {**obj, **{s: {k: v[counts[s].get(k, 0) :] for k, v in obj[s].items()} for s in _SERIES}}
             thin["shared"] = {"base": f"{Path(base).parent.name}/{Path(base).name.split('.')[0]}", **counts}
-    for attempt in (thin, obj):
-        with lzma.open(tmp, "wt") as f:
-            json.dump(attempt, f, separators=(",", ":"))
-        if attempt is obj or json.dumps(_read(tmp), sort_keys=True) == json.dumps(obj, sort_keys=True):
-            break
+            if json.dumps(_stitch(thin, path), sort_keys=True) != json.dumps(obj, sort_keys=True):
+                thin = obj  # not a lossless round trip: the whole result
+    with lzma.open(tmp, "wt") as f:
+        json.dump(thin, f, separators=(",", ":"))
     os.replace(tmp, path)
 
 

@@ -72,13 +72,12 @@ def endpoints(result: dict) -> dict:
     training reward); NaN where the run lacks them."""
     ev, per = result["eval"], result["per_rollout"]
     acc, reward = ev["eval/accuracy_sampled"], per["reward/mean:mean"]
-    window = lambda lo, hi: set(range(lo, hi))  # noqa: E731
     return {
         "late_acc": _mean_at(ev["rollout"], acc, AFTER),
-        "reward_auc": _mean_at(per["rollout"], reward, window(*REWARD_AFTER)),
+        "reward_auc": _mean_at(per["rollout"], reward, range(*REWARD_AFTER)),
         "eval_final": _mean_at(ev["rollout"], acc, AFTER[-1:]),
         "pre_acc": _mean_at(ev["rollout"], acc, PRE),
-        "pre_reward": _mean_at(per["rollout"], reward, window(*REWARD_PRE)),
+        "pre_reward": _mean_at(per["rollout"], reward, range(*REWARD_PRE)),
     }
 
 
@@ -115,18 +114,15 @@ def read(m: pd.DataFrame, arm: str, column: str = "late_acc") -> tuple[pd.Series
     return lift, gap, reversible_verdict(lift, gap)
 
 
-def reproduced(m: pd.DataFrame) -> str:
+def reproduced() -> str:
     """How many trunks' first 80 rollouts equal the stored 80-rollout run of their config (training reward per
     rollout and the held-out evaluations): "k of n"."""
-    stored = {}
-    for path in stored_files(results_dir(STORED)):
-        result = load_result(path)
-        stored[result["key"]] = result
     same, trunks = 0, [c for c in cells(spec(SPEC), "confirm") if not c.cfg.branch_at and result_path(c).exists()]
     for cell in trunks:
-        old, new = stored.get(cell_key(replace(cell.cfg, rollouts=STORED_ROLLOUTS))), load_result(result_path(cell))
-        if old is None:
+        found = stored_files(results_dir(STORED), cell_key(replace(cell.cfg, rollouts=STORED_ROLLOUTS)))
+        if not found:
             continue
+        old, new = load_result(found[0]), load_result(result_path(cell))
         n, e = STORED_ROLLOUTS, len(old["eval"]["rollout"])
         rewards = new["per_rollout"]["reward/mean:mean"][:n] == old["per_rollout"]["reward/mean:mean"]
         evals = new["eval"]["eval/accuracy_sampled"][:e] == old["eval"]["eval/accuracy_sampled"]
@@ -165,5 +161,5 @@ def section() -> dict:
         "trunk_change": t_cell((trunk["late_acc"] - trunk["pre_acc"]).dropna()),
         "trunk_collapsed": f"{int(trunk['collapsed'].sum())}/{len(trunk)}",
         "points": ", ".join(f"seed {s}: {b}" for s, b in zip(points["seed"], points["branch_at"], strict=True)) or "—",
-        "reproduced": reproduced(m),
+        "reproduced": reproduced(),
     }

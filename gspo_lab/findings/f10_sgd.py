@@ -79,14 +79,11 @@ def two_by_two_section(table: pd.DataFrame) -> dict:
     pool = table[table["source"] == SPECS["sgd_two"]]
     for model, m in pool.groupby("model", sort=False):
         verdict, flips = robust_ten(m, sgd_verdict, len(spec(SPECS["sgd_two"]).confirm_seeds))
-        counts = " / ".join(
-            f"{int(m[m['arm_id'] == a]['collapsed'].sum())}/{int((m['arm_id'] == a).sum())}" for a in "ABCD"
-        )
+        counts = {a: f"{int(g['collapsed'].sum())}/{len(g)}" for a in "ABCD" for g in [m[m["arm_id"] == a]]}
         sure = robustness(flips)
-        rows.append([model, *(t_cell(d) for d in effects(m).values()), counts, str(verdict), sure])
-        a = m[m["arm_id"] == "A"]
+        rows.append([model, *(t_cell(d) for d in effects(m).values()), " / ".join(counts.values()), str(verdict), sure])
         verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust",
-                         "grpo_collapsed": f"{int(a['collapsed'].sum())}/{len(a)}"})  # fmt: skip
+                         "grpo_collapsed": counts["A"]})  # fmt: skip
     header = ["model", *EFFECTS, "collapsed A / B / C / D", "f10y.two_by_two (seeds 85-89)", "robustness"]
     adamw = table[(table["source"] == SPECS["two"]) & (table["arm_id"] == "A")].groupby("model", sort=False)
     return {"progress": progress(spec(SPECS["sgd_two"])), "rows": rows, "verdicts": verdicts, "header": header,

@@ -158,7 +158,7 @@ def glance(ctx: dict) -> list[dict]:
     two = "; ".join(f"{v['model']}: {v['verdict'].label.split(':')[0]}" for v in f10["two_verdicts"])
     short = lambda vs: "; ".join(f"{v['model']} {v['verdict'].label.split(':')[0]} ({v['sure']})" for v in vs)  # noqa: E731
     ten2 = short(f10["ten"]["verdicts"])
-    adam = "; ".join(f"{a['model']} {a['verdict'].label.split(':')[0]} ({a['sure']})" for a in f10["adam"]["accounts"])
+    adam = short(f10["adam"]["accounts"])
     branch, revert = f10["branch"]["verdicts"], f10["revert"]["verdicts"]
     protect = sum(b["verdict"].outcome == "higher" for b in branch)
     after = ", ".join(f"{r['arm']} {r['verdict']}" for r in revert)
