@@ -135,7 +135,8 @@ def init_state(cfg: TrainConfig, model=None, tokenizer=None) -> TrainState:
     if cfg.optimizer == "sgd":  # plain SGD (issue 22, item 4): a rescaled gradient is only a step size
         opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=0.0, weight_decay=0.0)
     else:
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+        # fused: one kernel over all tensors (a TrainConfig fast path; the loop's update up to float rounding)
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0, fused=cfg.fused_adam or None)
     sched = lr_scheduler(
         opt, warmup_steps=cfg.warmup_steps, schedule=cfg.lr_schedule, horizon_steps=cfg.lr_horizon_steps
     )
@@ -218,7 +219,7 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
     cfg, t0 = state.cfg, time.perf_counter()
     rows, data = batch.minibatches[m], batch.data
     mask = _rows(data.response_mask, rows)
-    if not state.is_moe:
+    if not state.is_moe or batch.old_routing[m] is None:  # no π_old routing (old_forward=False): nothing to compare
         ctx = contextlib.nullcontext()
     elif cfg.routing_replay:
         ctx = replay_routing(state.model, batch.old_routing[m])

@@ -1,4 +1,5 @@
-"""bench/profile_cell.py and bench/bench_cell.py run end to end on one rollout of a stored cell; no timing assertions.
+"""bench/profile_cell.py and bench/bench_cell.py run end to end on one rollout of a stored cell, bench/roofline.py on
+a few updates; no timing assertions.
 
 The cell bench compares HEAD's code (a git worktree) with this tree's: on a clean checkout the two runs must give the
 same rows (the script's identity check), and every phase of the profile must be accounted for."""
@@ -47,3 +48,15 @@ def test_bench_cell_measures_an_opt_in_lever_on_the_new_side_only(tmp_path):
     assert fig["set"] == {"old_logp": "sampler"} and fig["identical"] is False
     bad = subprocess.run([*cmd, "--set", "old_logpp=sampler"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "--set wants FIELD=VALUE" in bad.stderr
+
+
+def test_roofline_splits_the_whole_update_into_kinds(tmp_path):
+    out = tmp_path / "roofline.json"
+    cmd = [sys.executable, str(ROOT / "bench" / "roofline.py"), "--preset", "sweep", "--repeats", "3"]
+    proc = subprocess.run([*cmd, "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    fig = json.loads(out.read_text())
+    assert set(fig["share"]) == {"matmul", "attention", "optimizer", "other"}
+    assert abs(sum(fig["share"].values()) - 1) < 1e-9 and all(v > 0 for v in fig["share"].values())
+    assert fig["wall_s"] > 0 and fig["flop"] > 0 and 0 < fig["matmul_ceiling"]
+    assert "the matmuls alone run at" in proc.stdout

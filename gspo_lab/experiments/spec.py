@@ -65,6 +65,7 @@ KEY_IF_NOT_DEFAULT = {
     "trunk": "",
     "old_forward": True,
     "group_stats": True,
+    "fused_adam": False,
 }
 
 
