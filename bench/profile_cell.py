@@ -1,7 +1,9 @@
 """Where one stored cell's time goes: its config trained for N rollouts in this process, each phase timed; prints the
 split and (with ``--ops``) torch.profiler's operators by self time.
 
-    python bench/profile_cell.py [--spec f2r_collapse_moe] [--cell 0] [--rollouts 20] [--ops]
+    python bench/profile_cell.py [--spec f2r_collapse_moe] [--cell 0] [--rollouts 20] [--ops] [--set FIELD=VALUE ...]
+
+``--set`` changes the cell's config (an opt-in fast path, e.g. ``--set fused_adam=true``), as in bench_cell.py.
 
 Phases (wall time, 1 torch thread, a run folder saved after every RL step as a sweep cell is):
     sampling    gspo_lab.step.rollout: prompt encoding, the KV-cache decode loop, decoding the text
@@ -77,11 +79,15 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--cell", type=int, default=0, help="index of the cell in the spec's cell list (default: 0)")
     p.add_argument("--rollouts", type=int, default=20, help="rollouts to train (default: 20)")
     p.add_argument("--ops", action="store_true", help="also torch.profiler's top operators by self CPU time")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", dest="sets",
+                   help="a TrainConfig field for the cell, e.g. fused_adam=true (repeatable)")  # fmt: skip
     args = p.parse_args(argv)
     if args.rollouts < 1:
         raise SystemExit(f"--rollouts must be >= 1, got {args.rollouts}")
     cell = cells(load_spec(ROOT / "data" / "specs" / f"{args.spec}.toml"), "all")[args.cell]
-    cfg = dataclasses.replace(cell.cfg, rollouts=args.rollouts)
+    from bench_cell import _sets
+
+    cfg = dataclasses.replace(cell.cfg, rollouts=args.rollouts, **_sets(args.sets))
     torch.set_num_threads(1)
     timers: dict[str, float] = {}
     undo = instrument(timers)
@@ -103,7 +109,7 @@ def main(argv: list[str] | None = None) -> dict:
     split["other"] = total - sum(split.values())
     print(f"cell {args.spec}[{args.cell}] ({cell.key}): {cfg.objective}, {cfg.checkpoint}, M = {cfg.minibatches}, "
           f"{cfg.prompts_per_rollout} x {cfg.group_size} rows, {args.rollouts} rollouts: {total:.1f} s "
-          f"({total / args.rollouts * 1e3:.0f} ms per rollout)")  # fmt: skip
+          f"({total / args.rollouts * 1e3:.0f} ms per rollout)" + "".join(f"; {x}" for x in args.sets))  # fmt: skip
     for name, seconds in split.items():
         print(f"  {name:11} {seconds:7.2f} s  {seconds / total:6.1%}")
     if profiler:

@@ -7,8 +7,11 @@
 #      levers, side by side, with the identity of their rows (bench/bench_cell.py; skip with BENCH_CELLS=0, set the
 #      rollouts per run with BENCH_CELL_ROLLOUTS, default 20, or "full");
 #   3. the opt-in fast paths on the same two cells: π_old from the sampler with its forward skipped
-#      (old_logp=sampler, old_forward=false) and no per-group gradient statistics (group_stats=false), against the
-#      stored config, both on this tree's code (--ref HEAD).
+#      (old_logp=sampler, old_forward=false), no per-group gradient statistics (group_stats=false) and AdamW's fused
+#      kernel (fused_adam=true), against the stored config, both on this tree's code (--ref HEAD);
+#   4. where an update's time goes by kind of work (matmul, attention, optimizer, the rest), the ceiling that puts on
+#      the FLOP/s target, and torch.compile's warm ratio on the same update (bench/roofline.py --compile; skip with
+#      BENCH_ROOFLINE=0).
 #   bash scripts/bench.sh [bench/bench_step.py args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,8 +21,11 @@ python bench/bench_step.py "$@"
 if [ "${BENCH_CELLS:-1}" != "0" ]; then
   python bench/bench_cell.py --spec f2r_collapse_moe --cell 0 --rollouts "${BENCH_CELL_ROLLOUTS:-20}"
   python bench/bench_cell.py --spec f10_direction_norm --cell 10 --rollouts "${BENCH_CELL_ROLLOUTS:-20}"
-  fast=(--ref HEAD --set old_logp=sampler --set old_forward=false --set group_stats=false
+  fast=(--ref HEAD --set old_logp=sampler --set old_forward=false --set group_stats=false --set fused_adam=true
         --rollouts "${BENCH_CELL_ROLLOUTS:-20}")
   python bench/bench_cell.py --spec f2r_collapse_moe --cell 0 "${fast[@]}"
   python bench/bench_cell.py --spec f10_direction_norm --cell 10 "${fast[@]}"
+fi
+if [ "${BENCH_ROOFLINE:-1}" != "0" ]; then
+  python bench/roofline.py --compile
 fi

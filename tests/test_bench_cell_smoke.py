@@ -15,12 +15,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_profile_cell_accounts_for_every_phase():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "profile_cell.py"), "--rollouts", "1"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=240)  # fmt: skip
+    cmd = [sys.executable, str(ROOT / "bench" / "profile_cell.py"), "--rollouts", "1", "--set", "fused_adam=true"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr[-4000:]
     for phase in ("sampling", "pi_old", "fwd", "bwd", "optim", "grad stats", "evaluation", "save", "other"):
         assert f"  {phase} " in proc.stdout, phase
-    assert "1 rollouts:" in proc.stdout
+    assert "1 rollouts:" in proc.stdout and "; fused_adam=true" in proc.stdout  # --set reached the cell's config
 
 
 def test_bench_cell_runs_both_trees_and_checks_identity(tmp_path):
