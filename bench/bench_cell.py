@@ -2,7 +2,7 @@
 side on the same machine; prints the walls, the ratio and whether the two runs' rows are identical.
 
     python bench/bench_cell.py [--spec f2r_collapse_moe] [--cell 0] [--rollouts 20|full] [--rounds 3] [--ref REF]
-                               [--set FIELD=VALUE ...]
+                               [--set FIELD=VALUE ...] [--warm]
 
 ``--set`` changes the new side's config only (an opt-in lever, a TrainConfig field): with ``--ref HEAD`` the two
 sides run the same code and differ by that setting alone, e.g. ``--ref HEAD --set old_logp=sampler``.
@@ -21,6 +21,9 @@ Methodology, numbered:
     4. Identity: the two runs' metric rows (timers left out) and evaluation rows compared exactly; a lever that is
        meant to change nothing shows ``identical: yes``.
     5. Peak RSS: each run's own ``ru_maxrss``.
+    6. ``--warm``: each run first trains one rollout of its config in the same process, untimed, as a sweep worker
+       has before its later cells; a lever with a once-per-process cost (``compile_update``) is then timed as those
+       cells see it. Without it the timed run pays that cost (a worker's first cell).
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ spec = load_spec(sys.argv[2]); cell = cells(spec, "all")[int(sys.argv[3])]
 n = cell.cfg.rollouts if sys.argv[4] == "full" else int(sys.argv[4])
 cfg = dataclasses.replace(cell.cfg, rollouts=n, **json.loads(sys.argv[7]))
 torch.set_num_threads(1)
+if sys.argv[8] == "warm":  # a sweep worker's later cell: one rollout of the same config first, untimed
+    train(dataclasses.replace(cfg, rollouts=1), sys.argv[5] + "-warm", progress=False)
 t0 = time.perf_counter()
 table = train(cfg, sys.argv[5], progress=False)
 wall = time.perf_counter() - t0
@@ -56,11 +61,12 @@ json.dump({"wall_s": wall, "rollouts": n, "cell_rollouts": cell.cfg.rollouts, "k
 """
 
 
-def _launch(tree: Path, spec: Path, cell: int, rollouts: str, work: Path, tag: str, sets: dict | None = None):
+def _launch(tree: Path, spec: Path, cell: int, rollouts: str, work: Path, tag: str, sets: dict | None = None,
+            warm: bool = False):  # fmt: skip
     out = work / f"{tag}.json"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "GSPO_LAB_DATA": str(tree / "data")}
     args = [sys.executable, "-c", CHILD, str(tree), str(spec), str(cell), rollouts, str(work / f"{tag}-run"), str(out),
-            json.dumps(sets or {})]  # fmt: skip
+            json.dumps(sets or {}), "warm" if warm else "cold"]  # fmt: skip
     return subprocess.Popen(args, env=env, cwd=tree), out
 
 
@@ -74,6 +80,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--json", default=None, help="also write the figures to this JSON file")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="a TrainConfig field set on the new side only (JSON, else a string); repeatable")  # fmt: skip
+    p.add_argument("--warm", action="store_true",
+                   help="time a sweep worker's later cell: each run first trains 1 rollout of its config, untimed "
+                        "(what a compiled fast path costs once per worker process is then left out)")  # fmt: skip
     args = p.parse_args(argv)
     args.sets = _sets(args.set)
     if args.rollouts != "full" and not (args.rollouts.isdigit() and int(args.rollouts) >= 1):
@@ -94,7 +103,8 @@ def main(argv: list[str] | None = None) -> dict:
                 for tag in order:
                     tree = old_tree if tag == "old" else ROOT
                     sets = args.sets if tag == "new" else None
-                    procs[tag] = _launch(tree, tree / spec_rel, args.cell, args.rollouts, work, f"{tag}{r}", sets)
+                    procs[tag] = _launch(tree, tree / spec_rel, args.cell, args.rollouts, work, f"{tag}{r}", sets,
+                                         args.warm)  # fmt: skip
                 for tag, (proc, out) in procs.items():
                     if proc.wait() != 0:
                         raise SystemExit(f"the {tag} run of round {r} failed (exit {proc.returncode})")
@@ -128,7 +138,7 @@ def report(args, runs: dict) -> dict:
     first = runs["new"][0]
     scale = first["cell_rollouts"] / first["rollouts"]
     fig = {"spec": args.spec, "cell": first["key"], "rollouts": first["rollouts"], "rounds": args.rounds,
-           "ref": args.ref, "set": args.sets}  # fmt: skip
+           "ref": args.ref, "set": args.sets, "warm": args.warm}  # fmt: skip
     for tag in ("old", "new"):
         walls = [r["wall_s"] for r in runs[tag]]
         fig[f"{tag}_wall_s"] = [round(w, 1) for w in walls]
@@ -138,7 +148,8 @@ def report(args, runs: dict) -> dict:
     fig["ratio_old_over_new"] = round(statistics.median(o["wall_s"] / n["wall_s"] for o, n in pairs), 3)
     fig["identical"] = all(o["rows"] == n["rows"] and o["eval"] == n["eval"] for o, n in pairs)
     print(f"\ncell {fig['spec']}[{args.cell}] ({fig['cell']}), {fig['rollouts']} rollouts, {args.rounds} rounds"
-          + (f"; new side with {fig['set']}" if fig["set"] else ""))  # fmt: skip
+          + (f"; new side with {fig['set']}" if fig["set"] else "")
+          + ("; warm (1 rollout first)" if args.warm else ""))  # fmt: skip
     print(f"{'':6}{'wall s (per round)':>28}{'cells/h, 2 workers':>20}{'peak RSS MiB':>14}")
     for tag in ("old", "new"):
         walls = ", ".join(f"{w:.1f}" for w in fig[f"{tag}_wall_s"])

@@ -151,7 +151,7 @@ def _rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
 
 def _forward(state: TrainState, data: Rollout, rows: torch.Tensor, routing_ctx) -> tuple:
     with routing_ctx as rec:
-        logp, entropy = rollout_logprobs(state.model, data, rows, with_entropy=True)
+        logp, entropy = rollout_logprobs(state.model, data, rows, with_entropy=True, compiled=state.cfg.compile_update)
     return logp, entropy, (rec.indices if rec is not None else None)
 
 

@@ -8,7 +8,8 @@
 #      rollouts per run with BENCH_CELL_ROLLOUTS, default 20, or "full");
 #   3. the opt-in fast paths on the same two cells: π_old from the sampler with its forward skipped
 #      (old_logp=sampler, old_forward=false), no per-group gradient statistics (group_stats=false) and AdamW's fused
-#      kernel (fused_adam=true), against the stored config, both on this tree's code (--ref HEAD);
+#      kernel (fused_adam=true), against the stored config, both on this tree's code (--ref HEAD); then with the
+#      update's forward compiled too (compile_update=true), warm, as a sweep worker's later cells run;
 #   4. where an update's time goes by kind of work (matmul, attention, optimizer, the rest), the ceiling that puts on
 #      the FLOP/s target, and torch.compile's warm ratio on the same update (bench/roofline.py --compile; skip with
 #      BENCH_ROOFLINE=0).
@@ -25,6 +26,9 @@ if [ "${BENCH_CELLS:-1}" != "0" ]; then
         --rollouts "${BENCH_CELL_ROLLOUTS:-20}")
   python bench/bench_cell.py --spec f2r_collapse_moe --cell 0 "${fast[@]}"
   python bench/bench_cell.py --spec f10_direction_norm --cell 10 "${fast[@]}"
+  # and with the update compiled, as a sweep worker's later cells see it (--warm: the compile paid before the timing)
+  python bench/bench_cell.py --spec f2r_collapse_moe --cell 0 "${fast[@]}" --set compile_update=true --warm
+  python bench/bench_cell.py --spec f10_direction_norm --cell 10 "${fast[@]}" --set compile_update=true --warm
 fi
 if [ "${BENCH_ROOFLINE:-1}" != "0" ]; then
   python bench/roofline.py --compile

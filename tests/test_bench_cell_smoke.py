@@ -38,14 +38,16 @@ def test_bench_cell_runs_both_trees_and_checks_identity(tmp_path):
 
 
 def test_bench_cell_measures_an_opt_in_lever_on_the_new_side_only(tmp_path):
-    """``--set`` changes the new side's config alone: π_old from the sampler's own log-probs gives other rows."""
+    """``--set`` changes the new side's config alone: π_old from the sampler's own log-probs gives other rows; with
+    ``--warm`` each side trains one rollout untimed first."""
     out = tmp_path / "cell.json"
     cmd = [sys.executable, str(ROOT / "bench" / "bench_cell.py"), "--rollouts", "1", "--rounds", "1", "--ref", "HEAD"]
-    proc = subprocess.run([*cmd, "--set", "old_logp=sampler", "--json", str(out)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=240)  # fmt: skip
+    proc = subprocess.run([*cmd, "--set", "old_logp=sampler", "--warm", "--json", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=240)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
     fig = json.loads(out.read_text())
-    assert fig["set"] == {"old_logp": "sampler"} and fig["identical"] is False
+    assert fig["set"] == {"old_logp": "sampler"} and fig["identical"] is False and fig["warm"] is True
+    assert "; warm (1 rollout first)" in proc.stdout
     bad = subprocess.run([*cmd, "--set", "old_logpp=sampler"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "--set wants FIELD=VALUE" in bad.stderr
 

@@ -210,6 +210,26 @@ def test_fused_adamw_is_the_loops_update_up_to_float_rounding():
         replace(CFG, optimizer="sgd", fused_adam=True)
 
 
+@pytest.mark.slow
+def test_compiled_update_is_the_eager_update_up_to_float_rounding():
+    """compile_update=True (issue 25's fast path): the update's forward under torch.compile scores the same tokens to
+    float rounding, so one rollout's rows (its M updates, AdamW in between) stay within 1e-3 of eager's; the same
+    compiled function serves a second policy object without compiling again. It needs the fast path's π_old."""
+    from torch._dynamo.utils import counters
+
+    cfg = replace(CFG, old_logp="sampler", old_forward=False, rollouts=1)
+    eager, compiled = train_step(init_state(cfg)), train_step(init_state(replace(cfg, compile_update=True)))
+    for key in ("loss/policy", "grad/norm", "policy/entropy", "ratio/tok_log_absmax"):
+        got, want = [r[key] for r in compiled], [r[key] for r in eager]
+        assert got == pytest.approx(want, rel=1e-3, abs=1e-6), key
+    assert compiled[0]["loss/policy"] != eager[0]["loss/policy"] or compiled[0]["grad/norm"] != eager[0]["grad/norm"]
+    graphs = dict(counters["stats"])
+    train_step(init_state(replace(cfg, compile_update=True, seed=1)))  # another policy object: nothing new to compile
+    assert graphs["unique_graphs"] > 0 and dict(counters["stats"]) == graphs
+    with pytest.raises(ValueError, match="compile_update=True needs old_forward=False"):
+        replace(CFG, compile_update=True)
+
+
 def test_dense_model_has_no_moe_metrics():
     from gspo_lab.model import build_model
 

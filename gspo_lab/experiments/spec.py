@@ -14,8 +14,7 @@ on that seed alone (when the seed set read holds it), e.g. a branch point chosen
 "<name>"`` runs a measurement of :mod:`gspo_lab.experiments.probes` instead of training; its ``[base]``/``[grid]`` may
 also set the probe's own arguments.
 
-A cell's key hashes its full config and :data:`CODE_VERSION` (and the probe with its arguments): the address of its
-stored result (:mod:`gspo_lab.experiments.store`).
+A cell's key hashes its full config, :data:`CODE_VERSION` and any probe's arguments: its stored result's address.
 """
 
 from __future__ import annotations
@@ -66,6 +65,7 @@ KEY_IF_NOT_DEFAULT = {
     "old_forward": True,
     "group_stats": True,
     "fused_adam": False,
+    "compile_update": False,
 }
 
 
