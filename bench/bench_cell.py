@@ -23,7 +23,8 @@ Methodology, numbered:
     5. Peak RSS: each run's own ``ru_maxrss``.
     6. ``--warm``: each run first trains one rollout of its config in the same process, untimed, as a sweep worker
        has before its later cells; a lever with a once-per-process cost (``compile_update``) is then timed as those
-       cells see it. Without it the timed run pays that cost (a worker's first cell).
+       cells see it. The two timed runs start together once both have warmed up (inductor compiles on one thread).
+       Without it the timed run pays that cost (a worker's first cell).
 """
 
 from __future__ import annotations
@@ -35,12 +36,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "67f872b"  # main before issue 25: bash scripts/bench.sh measured 0.93x TRL there
 CHILD = """
-import json, resource, sys, time
+import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 import dataclasses, torch
 from gspo_lab.experiments.spec import cells, load_spec
@@ -49,8 +51,11 @@ spec = load_spec(sys.argv[2]); cell = cells(spec, "all")[int(sys.argv[3])]
 n = cell.cfg.rollouts if sys.argv[4] == "full" else int(sys.argv[4])
 cfg = dataclasses.replace(cell.cfg, rollouts=n, **json.loads(sys.argv[7]))
 torch.set_num_threads(1)
-if sys.argv[8] == "warm":  # a sweep worker's later cell: one rollout of the same config first, untimed
+if sys.argv[8] != "cold":  # a sweep worker's later cell: one rollout of the same config first, untimed
     train(dataclasses.replace(cfg, rollouts=1), sys.argv[5] + "-warm", progress=False)
+    open(sys.argv[6] + ".ready", "w").close()  # then both sides start the timed run together
+    while not os.path.exists(sys.argv[8]):
+        time.sleep(0.05)
 t0 = time.perf_counter()
 table = train(cfg, sys.argv[5], progress=False)
 wall = time.perf_counter() - t0
@@ -62,11 +67,13 @@ json.dump({"wall_s": wall, "rollouts": n, "cell_rollouts": cell.cfg.rollouts, "k
 
 
 def _launch(tree: Path, spec: Path, cell: int, rollouts: str, work: Path, tag: str, sets: dict | None = None,
-            warm: bool = False):  # fmt: skip
+            go: Path | None = None):  # fmt: skip
+    """One run in its own process; with ``go`` (``--warm``) it warms up, then waits for that file to appear."""
     out = work / f"{tag}.json"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "GSPO_LAB_DATA": str(tree / "data")}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "GSPO_LAB_DATA": str(tree / "data"),
+           "TORCHINDUCTOR_COMPILE_THREADS": "1"}  # fmt: skip
     args = [sys.executable, "-c", CHILD, str(tree), str(spec), str(cell), rollouts, str(work / f"{tag}-run"), str(out),
-            json.dumps(sets or {}), "warm" if warm else "cold"]  # fmt: skip
+            json.dumps(sets or {}), str(go) if go else "cold"]  # fmt: skip
     return subprocess.Popen(args, env=env, cwd=tree), out
 
 
@@ -104,7 +111,11 @@ def main(argv: list[str] | None = None) -> dict:
                     tree = old_tree if tag == "old" else ROOT
                     sets = args.sets if tag == "new" else None
                     procs[tag] = _launch(tree, tree / spec_rel, args.cell, args.rollouts, work, f"{tag}{r}", sets,
-                                         args.warm)  # fmt: skip
+                                         work / f"go{r}" if args.warm else None)  # fmt: skip
+                if args.warm:  # both warmed up (the compile paid): the timed runs start together
+                    while not all(Path(f"{out}.ready").exists() or p.poll() is not None for p, out in procs.values()):
+                        time.sleep(0.05)
+                    (work / f"go{r}").touch()
                 for tag, (proc, out) in procs.items():
                     if proc.wait() != 0:
                         raise SystemExit(f"the {tag} run of round {r} failed (exit {proc.returncode})")
