@@ -46,7 +46,11 @@ def _compiled_logits():
     """:func:`_logits` under ``torch.compile(dynamic=True)``, built once per process: inductor fuses the element-wise
     work of a forward and its backward (bench/roofline.py measured 1.22× on an update, warm, after ~40 s of
     compiling, ~12 s from inductor's on-disk cache). The model is an argument, so one compilation serves every policy
-    of the same class in a long-lived process (a sweep worker's later cells compile nothing)."""
+    of the same class in a long-lived process (a sweep worker's later cells compile nothing). Building it turns off
+    functorch's buffer donation for the process."""
+    # a compiled backward may not donate its buffers: norm_of's first backward keeps the graph (retain_graph=True)
+    # for the second; the flag is read when the backward is compiled, at the first backward, so it is set here
+    torch._functorch.config.donated_buffer = False
     return torch.compile(_logits, dynamic=True)
 
 
@@ -84,8 +88,7 @@ def response_logprobs(
     input_ids = torch.cat([prompt_ids, response_ids], 1)
     attention_mask = torch.cat([prompt_mask.long(), response_mask.long()], 1)
     if compiled:
-        with torch._functorch.config.patch(donated_buffer=False):  # a backward may retain its graph (norm_of)
-            logits = _compiled_logits()(model, input_ids, attention_mask, T + 1)
+        logits = _compiled_logits()(model, input_ids, attention_mask, T + 1)
     else:
         logits = _logits(model, input_ids, attention_mask, T + 1)
     logits = logits[:, :-1]  # the logits at column P − 1 + t predict response token t

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import replace
 
@@ -226,6 +227,8 @@ def test_compiled_update_is_the_eager_update_up_to_float_rounding():
     graphs = dict(counters["stats"])
     train_step(init_state(replace(cfg, compile_update=True, seed=1)))  # another policy object: nothing new to compile
     assert graphs["unique_graphs"] > 0 and dict(counters["stats"]) == graphs
+    directed = train_step(init_state(replace(cfg, compile_update=True, norm_of="grpo")))  # a retained backward graph
+    assert all(math.isfinite(r["grad/norm_other"]) for r in directed)
     with pytest.raises(ValueError, match="compile_update=True needs old_forward=False"):
         replace(CFG, compile_update=True)
 
