@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> dict:
                    help="time a sweep worker's later cell: each run first trains 1 rollout of its config, untimed "
                         "(what a compiled fast path costs once per worker process is then left out)")  # fmt: skip
     args = p.parse_args(argv)
-    args.sets = _sets(args.set)
+    args.sets = parse_sets(args.set)
     if args.rollouts != "full" and not (args.rollouts.isdigit() and int(args.rollouts) >= 1):
         raise SystemExit(f"--rollouts must be a positive integer or 'full', got {args.rollouts!r}")
     if args.rounds < 1:
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> dict:
     return report(args, runs)
 
 
-def _sets(items: list[str]) -> dict:
+def parse_sets(items: list[str]) -> dict:
     """``--set`` values as ``{field: value}``; errors name the bad item or field."""
     import dataclasses
 

@@ -85,9 +85,9 @@ def main(argv: list[str] | None = None) -> dict:
     if args.rollouts < 1:
         raise SystemExit(f"--rollouts must be >= 1, got {args.rollouts}")
     cell = cells(load_spec(ROOT / "data" / "specs" / f"{args.spec}.toml"), "all")[args.cell]
-    from bench_cell import _sets
+    from bench_cell import parse_sets
 
-    cfg = dataclasses.replace(cell.cfg, rollouts=args.rollouts, **_sets(args.sets))
+    cfg = dataclasses.replace(cell.cfg, rollouts=args.rollouts, **parse_sets(args.sets))
     torch.set_num_threads(1)
     timers: dict[str, float] = {}
     undo = instrument(timers)

@@ -8,9 +8,9 @@ configuration on 64 rows × 48 tokens, forward, backward, clip and AdamW, 1 torc
        yardstick); FLOPs as bench_step.py counts them, 6 · N_active · tokens (step_harness.update_flop).
     2. Split: torch.profiler over ``--repeats`` more updates; each operator's self time goes to one kind:
        *matmul* (``aten::mm``/``addmm``/``bmm`` and ``aten::_grouped_mm``, the experts' per-group matmuls),
-       *attention* (the fused scaled-dot-product kernels, forward and backward), *optimizer* (AdamW's step and
-       the gradient clip, whatever ops they run) and *other* (every element-wise op, gather, copy, norm, softmax
-       and autograd's bookkeeping). Shares are of the profiled self time; the profiler inflates small ops, so
+       *attention* (the fused scaled-dot-product kernels, forward and backward), *optimizer* (AdamW's step,
+       whatever ops it runs) and *other* (every element-wise op, gather, copy, norm, softmax, the gradient clip and
+       autograd's bookkeeping). Shares are of the profiled self time; the profiler inflates small ops, so
        the split is read as shares and applied to the unprofiled wall.
     3. Ceilings: the FLOP/s of the matmul kind alone (its FLOPs over its time: how close the matmuls run to the
        2048² rate), and the update's fraction of the 2048² rate if every other kind took no time at all. Issue
@@ -34,13 +34,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from step_harness import FLOP_ROWS, GROUP, PROMPTS, update_flop  # noqa: E402
-from step_micro import matmul_rate  # noqa: E402
-from step_ours import our_state  # noqa: E402
+from step_harness import update_flop  # noqa: E402
+from step_micro import flop_minibatch, matmul_rate  # noqa: E402
 
 MATMUL = ("aten::mm", "aten::addmm", "aten::bmm", "aten::_grouped_mm")
 ATTENTION = "aten::_scaled_dot_product"
-OPTIMIZER = ("Optimizer.step", "clip_grad_norm")
+OPTIMIZER = "Optimizer.step"  # torch.optim's record_function around each step
 KINDS = ("matmul", "attention", "optimizer", "other")
 TARGET = 0.5  # issue 25: update FLOP/s >= 0.5 of the 2048² fp32 matmul rate (bench_step.py's point 5)
 
@@ -54,7 +53,7 @@ def kind_of(name: str, in_optimizer: bool) -> str:
 
 
 def split(events) -> dict[str, float]:
-    """Self CPU seconds per kind; an op inside an optimizer step or a gradient clip counts as optimizer."""
+    """Self CPU seconds per kind; an op inside an optimizer step counts as optimizer."""
     spans = [(e.time_range.start, e.time_range.end) for e in events if e.name.startswith(OPTIMIZER)]
     out = dict.fromkeys(KINDS, 0.0)
     for e in events:
@@ -87,13 +86,11 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     import gspo_lab.step as loop
-    from gspo_lab.model import count_params
 
     torch.set_num_threads(1)
-    state, _, _, _ = our_state(args.preset, PROMPTS * GROUP // FLOP_ROWS)
-    batch = loop.collect(state)
-    tokens = len(batch.minibatches[0]) * (batch.data.prompt_ids.shape[1] + batch.data.response_ids.shape[1])
-    flop = update_flop(count_params(state.model)["active"], tokens)
+    state, batch, rows, cols, active = flop_minibatch(args.preset)
+    tokens = rows * cols
+    flop = update_flop(active, tokens)
     loop.update(state, batch, 0)  # warm
     walls, rates = timed_updates(loop, state, batch, args.repeats)
     wall, peak = statistics.median(walls), statistics.median(rates)

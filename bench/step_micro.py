@@ -33,14 +33,23 @@ def matmul_rate(m: int, k: int, n: int, min_s: float = 0.05) -> float:
     return 2 * m * k * n * reps / elapsed / 1e9
 
 
-def flops_figures(opts, repeats: int) -> dict:
-    """Update FLOP/s at 64 × 48 tokens, interleaved with the 2048² matmul and the model-shape matmuls."""
+def flop_minibatch(preset: str):
+    """The FLOP/s work: a TrainState on the reference configuration with ``FLOP_ROWS``-row minibatches, one collected
+    batch, its minibatch's rows and columns, and the policy's active parameters (bench/roofline.py uses it too)."""
     import gspo_lab.step as loop
     from gspo_lab.model import count_params
 
-    state, _, _, _ = our_state(opts.preset, PROMPTS * GROUP // FLOP_ROWS)
+    state, _, _, _ = our_state(preset, PROMPTS * GROUP // FLOP_ROWS)
     batch = loop.collect(state)
     rows, cols = len(batch.minibatches[0]), batch.data.prompt_ids.shape[1] + batch.data.response_ids.shape[1]
+    return state, batch, rows, cols, count_params(state.model)["active"]
+
+
+def flops_figures(opts, repeats: int) -> dict:
+    """Update FLOP/s at 64 × 48 tokens, interleaved with the 2048² matmul and the model-shape matmuls."""
+    import gspo_lab.step as loop
+
+    state, batch, rows, cols, active = flop_minibatch(opts.preset)
     c = state.model.config
     tokens, hidden = rows * cols, c.hidden_size
     shapes = {"2048x2048x2048": (2048, 2048, 2048), f"{tokens}x{hidden}x{2 * hidden}": (tokens, hidden, 2 * hidden)}
@@ -51,7 +60,6 @@ def flops_figures(opts, repeats: int) -> dict:
             hidden,
             2 * c.moe_intermediate_size,
         )
-    active = count_params(state.model)["active"]
     flop = update_flop(active, tokens)
     loop.update(state, batch, 0)  # warm
     rates = {name: [] for name in shapes}

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 
 import torch
-import torch._functorch.config
 from torch import Tensor
 
 __all__ = ["position_ids", "response_logprobs", "rollout_logprobs"]
@@ -50,6 +49,8 @@ def _compiled_logits():
     functorch's buffer donation for the process."""
     # a compiled backward may not donate its buffers: norm_of's first backward keeps the graph (retain_graph=True)
     # for the second; the flag is read when the backward is compiled, at the first backward, so it is set here
+    import torch._functorch.config  # not loaded by `import torch`: only a compiling process pays for it
+
     torch._functorch.config.donated_buffer = False
     return torch.compile(_logits, dynamic=True)
 

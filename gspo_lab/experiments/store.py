@@ -117,11 +117,11 @@ def _stitch(result: dict, path: str | Path) -> dict:
     found = stored_files(results_dir(spec_name), key)
     if not found:
         raise FileNotFoundError(f"{path} shares its first rows with {shared['base']}, which is not stored")
-    base, n = load_result(found[0]), shared
+    base = load_result(found[0])
     out = {k: v for k, v in result.items() if k != "shared"}
     for series in _SERIES:
-        out[series] = {k: (base[series][k][: n[series][k]] if k in n[series] else []) + v
-                       for k, v in result[series].items()}  # fmt: skip
+        n = shared[series]  # per series, how many leading values are the base's
+        out[series] = {k: (base[series][k][: n[k]] if k in n else []) + v for k, v in result[series].items()}
     return out
 
 
