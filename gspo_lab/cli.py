@@ -76,6 +76,7 @@ def _docs(cls) -> dict[str, str]:
 
 def build_parser() -> argparse.ArgumentParser:
     from gspo_lab.config import TrainConfig
+    from gspo_lab.fast_paths import FAST_FIELDS
     from gspo_lab.sft import SFTConfig
 
     parser = argparse.ArgumentParser(prog="gspo-lab", description="GSPO vs GRPO lab: cold start, RL, benchmark")
@@ -91,6 +92,19 @@ def build_parser() -> argparse.ArgumentParser:
     for action in p_train._actions:
         if action.dest == "eval_every":
             action.help = action.help.replace("(default: 0)", f"(default: {CLI_EVAL_EVERY} here, TrainConfig's is 0)")
+    # the fast paths by default (gspo_lab/fast_paths.py), TrainConfig's reference defaults with --paths reference;
+    # a fast path's own flag, when given, wins: its default here is None, "not given"
+    p_train.add_argument(
+        "--paths",
+        choices=("fast", "reference"),
+        default="fast",
+        help="fast: the measured fast paths where they apply (gspo_lab/fast_paths.py; no compile on a one-off run); "
+        "reference: TrainConfig's defaults, as every stored cell ran (default: fast)",
+    )
+    for action in p_train._actions:
+        if action.dest in FAST_FIELDS:
+            action.default = None
+            action.help = action.help.replace("(default: ", "(default: per --paths; TrainConfig: ")
     p_train.add_argument("--run-dir", default=None, help="output folder (default: runs/<objective>-<time>)")
     p_train.add_argument(
         "--resume", action="store_true", help="continue the run saved in --run-dir (an error if none is saved there)"
@@ -141,6 +155,17 @@ def _config(cls, args: argparse.Namespace):
         if f.name in values and isinstance(values[f.name], list):
             values[f.name] = tuple(values[f.name])
     return cls(**values)
+
+
+def _train_config(args: argparse.Namespace):
+    """``gspo-lab train``'s config: the flags, then ``--paths`` (a fast path's flag that was given is kept)."""
+    from gspo_lab.config import TrainConfig
+    from gspo_lab.fast_paths import FAST_FIELDS, with_paths
+
+    given = {f for f in FAST_FIELDS if getattr(args, f) is not None}
+    defaults = TrainConfig.__dataclass_fields__
+    values = {f: defaults[f].default for f in FAST_FIELDS if f not in given}
+    return with_paths(_config(TrainConfig, argparse.Namespace(**{**vars(args), **values})), args.paths, keep=given)
 
 
 def _as_flags(message: str, parser: argparse.ArgumentParser, command: str) -> str:
@@ -251,11 +276,10 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "train":
             import time
 
-            from gspo_lab.config import TrainConfig
             from gspo_lab.paths import runs_dir
             from gspo_lab.train import train
 
-            cfg = _config(TrainConfig, args)
+            cfg = _train_config(args)
             run_dir = Path(args.run_dir or runs_dir() / f"{cfg.objective}-{time.strftime('%Y%m%d-%H%M%S')}")
             table = train(cfg, run_dir, resume=args.resume)
             last = table[table["rollout"] == table["rollout"].max()].iloc[-1]

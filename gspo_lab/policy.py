@@ -40,13 +40,28 @@ def _logits(model: torch.nn.Module, input_ids: Tensor, attention_mask: Tensor, k
     return out.logits
 
 
+def _has_cpp_compiler() -> bool:
+    """Whether inductor finds its C++ compiler (``torch._inductor.config.cpp.cxx``, e.g. g++; ``$CXX`` overrides)."""
+    from torch._inductor.cpp_builder import get_cpp_compiler
+
+    try:
+        get_cpp_compiler()
+    except Exception:  # inductor raises its own InvalidCxxCompiler (a RuntimeError) when none of its candidates runs
+        return False
+    return True
+
+
 @functools.cache
 def _compiled_logits():
     """:func:`_logits` under ``torch.compile(dynamic=True)``, built once per process: inductor fuses the element-wise
     work of a forward and its backward (bench/roofline.py measured 1.22× on an update, warm, after ~40 s of
     compiling, ~12 s from inductor's on-disk cache). The model is an argument, so one compilation serves every policy
     of the same class in a long-lived process (a sweep worker's later cells compile nothing). Building it turns off
-    functorch's buffer donation for the process."""
+    functorch's buffer donation for the process. Where inductor finds no C++ compiler it returns :func:`_logits`
+    itself (eager, the reference path) and says so in one line."""
+    if not _has_cpp_compiler():
+        print("compile_update: no C++ compiler found for torch.compile (inductor); the update runs eager", flush=True)
+        return _logits
     # a compiled backward may not donate its buffers: norm_of's first backward keeps the graph (retain_graph=True)
     # for the second; the flag is read when the backward is compiled, at the first backward, so it is set here
     import torch._functorch.config  # not loaded by `import torch`: only a compiling process pays for it

@@ -12,7 +12,10 @@ A cell with ``branch_at`` > 0 is a branch: its trunk is the same cell with the b
 may change (:meth:`~gspo_lab.config.TrainConfig.with_trunk`). A zipped grid key may name ``seed``: such a point runs
 on that seed alone (when the seed set read holds it), e.g. a branch point chosen per seed. A spec with ``probe =
 "<name>"`` runs a measurement of :mod:`gspo_lab.experiments.probes` instead of training; its ``[base]``/``[grid]`` may
-also set the probe's own arguments.
+also set the probe's own arguments. ``paths = "fast" | "reference"`` (gspo_lab/fast_paths.py) names the loop's paths:
+every spec written from issue 34 on sets it (tests/test_fast_paths.py); a spec without it, as every earlier one, reads
+as reference, so their cells keep their keys. A fast spec's base may set a fast path's field (``group_stats = true``
+where its rules read ``adam/peak_*`` or the per-group norms): a field the spec names is kept.
 
 A cell's key hashes its full config, :data:`CODE_VERSION` and any probe's arguments: its stored result's address.
 """
@@ -32,6 +35,7 @@ from pathlib import Path
 
 import gspo_lab.experiments.reading as reading
 from gspo_lab.config import TrainConfig
+from gspo_lab.fast_paths import PATHS, with_paths
 from gspo_lab.paths import data_dir
 
 if sys.version_info >= (3, 11):
@@ -83,6 +87,7 @@ class Spec:
     path: Path
     probe: str | None = None  # a probe of gspo_lab.experiments.probes instead of a training run
     core_grid: dict | None = None  # the core subset of the grid ({grid key: values}); None = all of it (if core)
+    paths: str = "reference"  # gspo_lab/fast_paths.py: "fast" turns on the fast paths (compiled) where they apply
 
     def seeds(self, which: str) -> tuple[int, ...]:
         if which not in SEED_SETS:
@@ -200,6 +205,8 @@ def load_spec(path: str | Path) -> Spec:
             f"spec {path}: confirmation seeds must be fresh, {sorted(set(search) & set(confirm))} are both"
         )
     _check_grid(path, raw)
+    if raw.get("paths", "reference") not in PATHS:
+        raise ValueError(f"spec {path}: paths must be one of {PATHS}, got {raw['paths']!r}")
     core, core_grid = _core(path, raw)
     spec = Spec(
         raw["name"],
@@ -212,6 +219,7 @@ def load_spec(path: str | Path) -> Spec:
         path,
         raw.get("probe"),
         core_grid,
+        raw.get("paths", "reference"),
     )
     cells(spec, "all")  # every config must be valid now, not hours into the sweep
     return spec
@@ -275,7 +283,7 @@ def _cells(spec: Spec, seeds: str, core: bool) -> list[Cell]:
                 continue
             if reading.replicate(spec.probe) and seed == reading.left_out():  # a robustness reading leaves it out
                 continue
-            cfg = TrainConfig(**fields, seed=seed)
+            cfg = with_paths(TrainConfig(**fields, seed=seed), spec.paths, compile=True, keep=fields)
             if cfg.branch_at and "trunk" not in fields:  # a branch: its trunk is the cell with the base's values
                 cfg = cfg.with_trunk({f: (None if v == "off" else v) for f, v in spec.base.items()})
             out.append(Cell(spec.name, point, seed, cfg, spec.probe, probe_kw))
