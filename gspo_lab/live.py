@@ -6,8 +6,9 @@
 
 Each config trains with :func:`gspo_lab.train.train` into ``<root>/<name>-<hash of the config>`` with
 ``resume="auto"``: a run saved there continues (or, finished, is read back without training), so a kernel restart
-or a second Run All loses nothing and repeats nothing. ``on_step(name, run)`` is called after every RL step with
-the run so far (a live plot).
+or a second Run All loses nothing and repeats nothing. Two or more configs train side by side, one worker process
+each; ``on_step(name, run)`` is called in this process with the run so far each time a run's saved state advances
+(a live plot follows both runs while they train).
 """
 
 from __future__ import annotations
@@ -51,21 +52,30 @@ def _as_run(cfg: TrainConfig, history: list[dict], evals: list[dict]) -> LiveRun
 
 
 def live_runs(
-    cfgs: dict[str, TrainConfig], root: str | Path, *, on_step=None, progress: bool = True, workers: int | None = None
+    cfgs: dict[str, TrainConfig],
+    root: str | Path,
+    *,
+    on_step=None,
+    progress: bool = True,
+    workers: int | None = None,
+    poll_s: float = 0.5,
 ) -> dict:
     """Train (or resume, or read back) each named config; ``{name: LiveRun}`` (module docstring).
 
-    With no ``on_step`` and more than one config, the configs train side by side, one worker process each (at most
-    ``workers``, default the CPU count): each run is seeded and sets its own torch threads (``cfg.threads``), so the
-    runs are those of one after another (tests/test_live.py compares them) in about the time of the longest; a bar
-    follows the rollouts saved. With ``on_step`` (a live plot) or ``workers=1`` they train in this process, in turn."""
+    With more than one config, the configs train side by side, one worker process each (at most ``workers``, default
+    the CPU count): each run is seeded and sets its own torch threads (``cfg.threads``), so the runs are those of one
+    after another (tests/test_live.py compares them) in about the time of the longest; a bar follows the rollouts
+    saved. This process polls the run folders every ``poll_s`` seconds and calls ``on_step(name, run)`` with a run
+    read back from its newest saved state (:func:`gspo_lab.train.saved_rows`) whenever that state holds more rollouts
+    than the last call showed: a step saved between two polls is drawn with the next. With ``workers=1`` (or one
+    config) they train in this process, in turn, and ``on_step`` is called after every RL step."""
     import os
 
     from gspo_lab.train import train
 
     workers = min(len(cfgs), workers or os.cpu_count() or 1)
-    if on_step is None and workers > 1:
-        return _side_by_side(cfgs, Path(root), workers, progress)
+    if workers > 1:
+        return _side_by_side(cfgs, Path(root), workers, progress, on_step, poll_s)
     out = {}
     for name, cfg in cfgs.items():
 
@@ -92,18 +102,35 @@ def _saved_rollouts(folder: Path) -> int:
     return int(latest.read_text().strip().rpartition("-")[2]) if latest.is_file() else 0
 
 
-def _side_by_side(cfgs: dict[str, TrainConfig], root: Path, workers: int, progress: bool) -> dict:
+def _side_by_side(cfgs: dict[str, TrainConfig], root: Path, workers: int, progress: bool, on_step, poll_s: float):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, wait
 
     from tqdm.auto import tqdm
 
+    from gspo_lab.train import saved_rows
+
     folders = {name: run_folder(root, name, cfg) for name, cfg in cfgs.items()}
+    shown = dict.fromkeys(cfgs, 0)  # rollouts of the state each run was last shown at
     total = sum(cfg.rollouts for cfg in cfgs.values())
     with tqdm(total=total, desc=" + ".join(cfgs), unit="rollout", disable=not progress) as bar:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = {name: pool.submit(_train_records, cfg, folders[name]) for name, cfg in cfgs.items()}
-            while wait(list(futures.values()), timeout=1.0).not_done:
-                bar.update(sum(min(_saved_rollouts(f), cfgs[n].rollouts) for n, f in folders.items()) - bar.n)
-            bar.update(total - bar.n)
+
+            def poll():
+                saved = {name: min(_saved_rollouts(f), cfgs[name].rollouts) for name, f in folders.items()}
+                bar.update(sum(saved.values()) - bar.n)
+                for name in [n for n in cfgs if on_step is not None and saved[n] > shown[n]]:
+                    run = _as_run(cfgs[name], *saved_rows(folders[name]))
+                    shown[name] = max(saved[name], len(run.per_rollout))
+                    on_step(name, run)
+
+            try:
+                while wait(list(futures.values()), timeout=poll_s).not_done:
+                    poll()
+                poll()  # the last states too: each run is shown at its last rollout
+            except BaseException:  # an interrupt or a failing callback stops the workers, not waits for them
+                for process in (getattr(pool, "_processes", None) or {}).values():  # Python < 3.14: no public way
+                    process.terminate()
+                raise
             return {name: _as_run(cfgs[name], *future.result()) for name, future in futures.items()}

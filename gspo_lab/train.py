@@ -26,10 +26,12 @@ resume=True)`` then continues. An unchanged branch continues its trunk bit for b
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -48,6 +50,7 @@ __all__ = [
     "save_state",
     "write_tables",
     "load_state",
+    "saved_rows",
     "load_run_config",
     "load_run_policy",
     "branch_from",
@@ -204,13 +207,36 @@ def load_state(cfg: TrainConfig, run_dir: str | Path, **init_kw) -> TrainState:
         getattr(state, name).set_state(s)
     meta = json.loads((folder / "meta.json").read_text())
     state.rollout_index, state.update_index = meta["rollout_index"], meta["update_index"]
-    if "rows" in meta:
-        state.history, state.eval_history = (
-            _read_rows(Path(run_dir) / name, meta["rows"][attr]) for attr, name in _ROW_FILES
-        )
-    else:  # a state saved before the rows moved to JSON lines held them itself
-        state.history, state.eval_history = meta["history"], meta["eval_history"]
+    state.history, state.eval_history = _state_rows(Path(run_dir), meta)
     return state
+
+
+def _state_rows(run_dir: Path, meta: dict) -> tuple[list[dict], list[dict]]:
+    """(history, eval_history) that belong to the state whose ``meta.json`` is ``meta``."""
+    if "rows" in meta:
+        return tuple(_read_rows(run_dir / name, meta["rows"][attr]) for attr, name in _ROW_FILES)
+    return meta["history"], meta["eval_history"]  # a state saved before the rows moved to JSON lines held them itself
+
+
+def saved_rows(run_dir: str | Path, *, tries: int = 20) -> tuple[list[dict], list[dict]]:
+    """(history, eval_history) of the newest complete state saved in ``run_dir``, without its model or optimizer;
+    ``([], [])`` before the first. Safe to call while the run saves in another process (a live plot): a save only
+    appends to the JSON-lines files past the bytes an older state recorded, and a state folder removed between
+    reading ``LATEST`` and its ``meta.json`` is looked up again from the new ``LATEST``."""
+    run_dir = Path(run_dir)
+
+    def once():
+        return (
+            _state_rows(run_dir, json.loads((_latest(run_dir) / "meta.json").read_text()))
+            if _has_state(run_dir)
+            else ([], [])
+        )
+
+    for _ in range(tries - 1):
+        with contextlib.suppress(FileNotFoundError):
+            return once()
+        time.sleep(0.05)
+    return once()
 
 
 def load_run_config(run_dir: str | Path) -> TrainConfig:

@@ -53,17 +53,26 @@ def test_a_live_run_is_saved_and_read_back_without_training(tmp_path, monkeypatc
 
 
 def test_side_by_side_runs_are_the_runs_one_after_another(tmp_path):
-    """Without a live plot, two configs train in two worker processes: the same rows as in turn, in this process."""
+    """Two configs train in two worker processes, a live plot following both from this process (the run folders
+    read back as they are saved): the same rows as in turn, in this process."""
     from dataclasses import replace
 
-    cfgs = {"GRPO": CFG, "GSPO": replace(CFG, objective="gspo")}
-    apart = live_runs(cfgs, tmp_path / "apart", progress=False, workers=2)
+    cfgs = {"GRPO": replace(CFG, rollouts=3), "GSPO": replace(CFG, rollouts=3, objective="gspo")}
+    seen = {name: [] for name in cfgs}
+    apart = live_runs(
+        cfgs, tmp_path / "apart", progress=False, workers=2, poll_s=0.05, on_step=lambda n, run: seen[n].append(run)
+    )
     in_turn = live_runs(cfgs, tmp_path / "in-turn", progress=False, workers=1)
     for name in cfgs:
         cols = [c for c in in_turn[name].per_rollout.columns if not c.startswith("time/")]
         assert apart[name].per_rollout[cols].equals(in_turn[name].per_rollout[cols]), name
         assert apart[name].evals.equals(in_turn[name].evals), name
-    assert (run_folder(tmp_path / "apart", "GSPO", cfgs["GSPO"]) / "LATEST").read_text() == "state-00002"
+        counts = [len(run.per_rollout) for run in seen[name]]
+        assert counts and counts == sorted(set(counts)) and counts[-1] == 3, (name, counts)  # increasing, to the end
+        for run in seen[name]:  # each a prefix of the finished run, read back from a state saved while it trained
+            assert run.per_rollout.equals(apart[name].per_rollout.iloc[: len(run.per_rollout)]), name
+            assert run.evals.equals(apart[name].evals.iloc[: len(run.evals)]), name
+    assert (run_folder(tmp_path / "apart", "GSPO", cfgs["GSPO"]) / "LATEST").read_text() == "state-00003"
 
 
 def test_another_config_is_another_folder(tmp_path):
