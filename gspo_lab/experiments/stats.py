@@ -5,6 +5,8 @@ Conventions (declared here once):
     * a mean comes with the sample std and a 95 % interval (:func:`seed_interval`): from stats version 3 the
       bootstrap-t over seeds (10,000 seeded resamples), whose coverage is checked at 5 and 10 seeds
       (gspo_lab/experiments/coverage.py); until version 2 the percentile bootstrap, which covers ~84 % at 5 seeds;
+    * a caller may declare the range an endpoint takes (``bounds=(lo, hi)``, gspo_lab/experiments/endpoint_range.py):
+      values outside it are refused, and the range-respecting intervals (issue 35) work on its scale;
     * a rate (collapse) comes with a 95 % Wilson score interval;
     * a ratio of fractions (GSPO / GRPO clipped tokens) is taken per seed — both arms share the seed's prompt stream
       and sampler — then summarised like any number; so is a difference (:func:`paired_diff`).
@@ -43,7 +45,9 @@ BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 0
 
 
-INTERVAL_METHODS = ("percentile", "t", "bootstrap_t")
+INTERVAL_METHODS = ("percentile", "t", "bootstrap_t", "transformed_t", "transformed_bootstrap_t")
+"""The last two (issue 35) respect an endpoint's declared range (gspo_lab/experiments/endpoint_range.py): Student-t
+and the bootstrap-t on the range's transformed scale; without ``bounds`` they are plain t and plain bootstrap-t."""
 STATS_VERSION = 3
 PAGE_INTERVAL = "bootstrap_t"
 """The page's interval of a mean over seeds from stats version 3 on (issue 22): the bootstrap-t, the one of the three
@@ -56,8 +60,9 @@ _INTERVAL = [PAGE_INTERVAL]  # what seed_interval gives; interval_method switche
 def interval_method(method: str):
     """Within the block, :func:`seed_interval` (and so :func:`interval_sign`, :func:`arm_table` and every page number
     that uses them) gives the ``method`` interval: ``"percentile"`` (:func:`bootstrap_ci`), ``"t"``
-    (:func:`t_interval`) or ``"bootstrap_t"`` (:func:`bootstrap_t_ci`) — how the page's verdicts are re-read under
-    another interval (gspo_lab/findings/reread.py)."""
+    (:func:`t_interval`), ``"bootstrap_t"`` (:func:`bootstrap_t_ci`), ``"transformed_t"`` or
+    ``"transformed_bootstrap_t"`` (gspo_lab/experiments/endpoint_range.py, on the caller's ``bounds``) — how the
+    page's verdicts are re-read under another interval (gspo_lab/findings/reread.py)."""
     if method not in INTERVAL_METHODS:
         raise ValueError(f"method must be one of {INTERVAL_METHODS}, got {method!r}")
     before = _INTERVAL[0]
@@ -68,10 +73,24 @@ def interval_method(method: str):
         _INTERVAL[0] = before
 
 
-def seed_interval(values) -> tuple[float, float]:
+def seed_interval(values, bounds=None) -> tuple[float, float]:
     """The page's 95 % interval of the mean of per-seed ``values`` (:data:`PAGE_INTERVAL`, or the one
-    :func:`interval_method` names); NaN for fewer than 2 values."""
+    :func:`interval_method` names); NaN for fewer than 2 values.
+
+    ``bounds=(lo, hi)`` declares the range the endpoint takes (endpoint_range.ACCURACY, DIFFERENCE, RATIO): a value
+    outside it raises ValueError naming ``values``, and the range-respecting methods work on its scale. The default,
+    None, is today's call exactly (no check; the transformed methods then reduce to plain t and bootstrap-t)."""
+    # endpoint_range imports T_975 and the bootstrap constants from here, so it is imported where it is used
+    from gspo_lab.experiments import endpoint_range
+
     method = _INTERVAL[0]
+    if bounds is not None:
+        values = list(values)
+        endpoint_range.check_bounds(values, bounds, "values")
+    if method == "transformed_t":
+        return endpoint_range.transformed_t_ci(values, endpoint_range.UNBOUNDED if bounds is None else bounds)
+    if method == "transformed_bootstrap_t":
+        return endpoint_range.transformed_bootstrap_t_ci(values, endpoint_range.UNBOUNDED if bounds is None else bounds)
     if method == "t":
         return t_interval(values)
     if method == "bootstrap_t":
@@ -104,12 +123,13 @@ def _arms(table: pd.DataFrame, by: list[str]):
     return table.groupby(by, sort=False, dropna=False)
 
 
-def arm_table(table: pd.DataFrame, by: list[str], metric: str) -> pd.DataFrame:
-    """Per arm: seeds, mean, std, the page's 95 % interval (:func:`seed_interval`), min and max of ``metric``."""
+def arm_table(table: pd.DataFrame, by: list[str], metric: str, bounds=None) -> pd.DataFrame:
+    """Per arm: seeds, mean, std, the page's 95 % interval (:func:`seed_interval`, on ``metric``'s declared
+    ``bounds`` if given), min and max of ``metric``."""
     rows = []
     for arm, group in _arms(table, by):
         values = group[metric].astype(float).tolist()
-        lo, hi = seed_interval(values)
+        lo, hi = seed_interval(values, bounds)
         arm = arm if isinstance(arm, tuple) else (arm,)
         rows.append(
             {
@@ -169,13 +189,13 @@ def paired_diff(table: pd.DataFrame, arm: str, base: str, metric: str, column: s
     return diff[diff.notna()]
 
 
-def interval_sign(values) -> int:
-    """+1 / −1 when the page's 95 % interval (:func:`seed_interval`) of the mean of ``values`` lies above / below 0,
-    else 0 (also for fewer than 2 values)."""
+def interval_sign(values, bounds=None) -> int:
+    """+1 / −1 when the page's 95 % interval (:func:`seed_interval`, on the declared ``bounds`` if given) of the mean
+    of ``values`` lies above / below 0, else 0 (also for fewer than 2 values)."""
     values = list(values)
     if len(values) < 2:
         return 0
-    lo, hi = seed_interval(values)
+    lo, hi = seed_interval(values, bounds)
     return 1 if lo > 0 else (-1 if hi < 0 else 0)
 
 
