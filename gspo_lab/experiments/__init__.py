@@ -10,6 +10,7 @@ store       results on disk: load / write / merge / compare / supersede
 stats       bootstrap and Wilson intervals, per-arm tables, paired per-seed ratios and differences
 endpoint_range  an endpoint's declared range (bounds) and the intervals that stay inside it
 coverage    the simulated per-seed populations on which an interval's coverage, range, width and power are checked
+interval_study  the table of every interval method on them, and the rule that picks the page's
 read        per-rollout curves of any stored arm
 probes      measurements without a training run (expert volatility, precision, gradient noise)
 provenance  which cells ran at a commit that already held their spec (from the recorded commits and git history)

@@ -23,6 +23,45 @@ arm minus a steady one; the bootstrap-t holds ≥ 93 % at 5 and at 10 seeds on e
 of probability 0.2 (:data:`RARE`). Such a mode is missed by all 5 seeds a third of the time, and then no interval
 built from the seeds can hold the mean: there every method covers 70-94 %. An arm with a rare collapse — or a rare
 survivor — must rest its verdict on the collapse count (Wilson) as well.
+
+Issue 35 (stats version 4's interval, chosen on coverage, range, width and power): every population now declares
+the range its endpoint takes (:data:`STUDY`: accuracies (0, 1), differences (−1, 1), a ratio (0, inf)); beside them
+three shapes *near a bound* (an arm collapsed on every seed, 0 on 3 seeds in 10; accuracies near 0.1 with a long right
+tail; a fraction near 1e-4) and four *power* cases, 5/5-sign effects of the stored sizes (dense GSPO − GRPO no cap
+0.37, GRPO cap 1 − no cap 0.455, cap 10 − no cap 0.312: bells of the sd their Student-t intervals imply; the noise
+ratio 1.72, log-normal with the stored seeds' log-sd 0.29). Two more methods respect the range
+(gspo_lab/experiments/endpoint_range.py): ``transformed_t`` (Student-t for the mean on the range's logit / log scale
+by the delta method) and ``transformed_bootstrap_t`` (the bootstrap-t on that scale). ``python -m
+gspo_lab.experiments.interval_study`` prints the whole table (2,000 samples per cell, seed 0; ~30 s); its rule picks
+**transformed_t**:
+
+    method                   min coverage   leaves the range   power (mean of   mean median width
+                             on required    (worst population)  4 cases, n 5+10)  (required, n 5+10)
+    percentile                  0.832            0 %              0.998             0.185
+    t                           0.930           89 %              0.962             0.270
+    bootstrap_t                 0.944           78 %              0.903             0.341
+    transformed_t               0.934            0 %              0.980             0.264
+    transformed_bootstrap_t     0.944            0 %              0.908             0.299
+
+* Coverage on the required shapes (steady, skewed, half-bimodal p 0.5 and its difference) at 5 / 10 seeds:
+  transformed t 0.946 / 0.947, 0.942 / 0.938, 0.934 / 0.959, 0.955 / 0.953. Its lowest, the half-bimodal arm at 5
+  seeds, clears the bar by little: 0.937 and 0.932 on two other seeds at 20,000 samples (Student-t: 0.934, 0.930).
+* The range: the bootstrap-t leaves [0, 1] in 1.8 % of samples of a *steady* arm at 5 seeds, 12 % of skewed ones,
+  56 % of half-bimodal ones, 78 % of an arm collapsed on every seed (the page's [-4.19, 0.308] and [0.0107, 1.74]);
+  Student-t leaves it in 12 % of half-bimodal samples, 89 % of the collapsed arm's, 65 % of the tiny fraction's. The
+  transformed methods never do, by construction.
+* Near a bound transformed t also covers better than t (collapsed arm 0.945 vs 0.861 at 5 seeds, accuracies near
+  0.1 0.924 vs 0.886, the tiny fraction 0.871 vs 0.785) — not 93 % everywhere: a log-normal fraction's mean at 5
+  seeds is not reached by any method here (0.69-0.89).
+* Power at 5 seeds against the stored 5/5 effects (share of intervals excluding 0, or 1 for the ratio): transformed
+  t 1.00, 0.97, 0.99, 0.89; t 1.00, 0.98, 1.00, 0.72; bootstrap-t 0.87, 0.82, 0.85, 0.70 (the page's "no difference
+  shown" on 5/5 effects); the transformed bootstrap-t 0.86, 0.81, 0.84, 0.77. At 10 seeds every method reaches 1.00.
+  The percentile bootstrap's power (1.00 everywhere) is that of an interval too narrow to cover.
+* The rare-mode shapes stay below the bar for every method (transformed t: rare collapse 0.83 / 0.90, rare − steady
+  0.90 / 0.91; collapsing − steady 0.925 / 0.938), with one exception: on the p 0.8 collapsing arm, whose rare mode is
+  a survivor on the far side from the bound, transformed t covers 0.944 / 0.928 (20,000 samples) — at the bar. So
+  the recommendation of issue 22 stands: where a mode of probability ~0.2 may be missed, the collapse count (Wilson)
+  decides the verdict, not the interval of the mean.
 """
 
 from __future__ import annotations
