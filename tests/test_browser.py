@@ -8,7 +8,8 @@ Flow:
     1. A module fixture starts ``python -m jupyterlab`` on a free port with a random token, fresh config / runtime /
        settings / workspaces / IPython folders, update checks and news off, and the notebook setting
        ``windowingMode: "none"`` (every cell stays in the DOM, so every prompt and output can be read). It serves a
-       temporary copy of ``notebooks/*.ipynb`` (the notebooks find their data through the package). Ready when
+       temporary copy of ``notebooks/*.ipynb`` (the notebooks find their data through the package) with a fresh
+       ``GSPO_LAB_RUNS`` folder (notebook 04's live runs train as in a fresh clone, never read back). Ready when
        ``GET /api/status?token=…`` answers 200. Teardown: ``POST /api/shutdown``, then SIGKILL by PID as a
        fallback, and an assertion that no process of the server (kernels included) or of the browser outlives it.
     2. Per notebook, one page: open ``/lab/tree/<name>.ipynb``, wait until the kernel is connected and idle, menu
@@ -16,7 +17,9 @@ Flow:
        stopped the run), then look for error outputs and unrendered widgets.
     3. Sliders are moved from the keyboard (focus the noUiSlider handle, press arrows); the readout text is set
        last by the kernel's callback, so it is the value waited on; it must equal ``ratio_view`` / ``clip_view``
-       of the slider's final value, recomputed here from the notebook's own parameters cell.
+       of the slider's final value, recomputed here from the notebook's own parameters cell. Notebook 04's live
+       control is ticked and run: both objectives train side by side, the plot follows both (a readout before the
+       end shows both unfinished), and the click-to-"finished" seconds are printed.
     4. Fault injection (``GSPO_LAB_FAULT=widget-callback``): the same Run All check on a server started with it
        fails; and with it switched on in a live kernel (through the kernel's connection file, no cell), the
        slider check fails.
@@ -645,9 +648,15 @@ def browser():
     assert not left, f"browser processes outlived the tests: {sorted(left)}"
 
 
+def lab_runs(lab: Lab) -> Path:
+    """The runs folder of the lab's kernels (``GSPO_LAB_RUNS``): fresh per server, as in a fresh clone."""
+    return lab.root.parent / "runs"
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    with running_lab(tmp_path_factory.mktemp("lab")) as server:
+    root = tmp_path_factory.mktemp("lab")
+    with running_lab(root, {"GSPO_LAB_RUNS": str(root / "runs")}) as server:
         yield server
 
 
@@ -832,28 +841,47 @@ def test_04_arm_selector_redraws_the_plain_function_twin(pages, twins):
         assert plot_sources(page, "arm") != before, "the arm's plot did not change"
 
 
-def test_04_live_control_runs_with_grad_clip_and_shows_its_twin(pages, twins):
-    """Tick grad-norm clipping, press run: the panel trains (or resumes) both objectives with the cap and shows what
-    the plain functions read back from the same saved runs."""
+LIVE_READOUTS_JS = """sel => { const el = document.querySelector(sel); window.gspoLiveReadouts = [];
+    new MutationObserver(() => window.gspoLiveReadouts.push(el.textContent))
+        .observe(el, {childList: true, characterData: true, subtree: true}); }"""
+
+
+def test_04_live_control_trains_side_by_side_redraws_and_shows_its_twin(pages, twins, lab):
+    """Tick grad-norm clipping, press run: the panel trains both objectives side by side with the cap (a fresh runs
+    folder: nothing to read back), its plot following both while they train, and ends showing what the plain
+    functions read back from the same saved runs; the seconds from click to "finished" are printed."""
     from gspo_lab.live import live_runs
     from gspo_lab.widgets import live_view
 
     page = pages("04_collapse")
+    cfgs = twins.live_cfgs(clip=True)
+    rollouts = cfgs["GRPO"].rollouts
     with screenshot_on_failure(page, "04-live-run"):
-        logs = log_entries(page)
+        logs, before = log_entries(page), plot_sources(page, "live")
+        assert before, "no live plot before the click (the notebook's own pair)"
+        page.evaluate(LIVE_READOUTS_JS, ".gspo-live-readout .widget-html-content")
         page.locator(".gspo-live-clip input").check()
+        start = time.monotonic()
         page.locator(".gspo-live-run").click()
-        # the panel's status line reads "finished run 1" once the button's run has trained (or read back) both
-        # objectives and drawn them; only then does this process read the same saved runs (never train beside it)
+        # the panel's status line reads "finished run 1" once the button's run has trained both objectives and
+        # drawn them; only then does this process read the same saved runs (never train beside it)
         page.wait_for_function(
             "sel => (document.querySelector(sel)?.textContent || '').includes('finished run 1')",
             arg=".gspo-live-status .widget-html-content",
             timeout=LIVE_RUN_S * 1000,
             polling=250,
         )
-        expected = live_view(live_runs(twins.live_cfgs(clip=True), runs_dir() / "04_live", progress=False))[1]
+        seconds = time.monotonic() - start
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        print(f"[browser] 04 live toggle (grad clip, {rollouts} rollouts each): {seconds:.1f} s, load {load:.2f}")
+        expected = live_view(live_runs(cfgs, lab_runs(lab) / "04_live", progress=False))[1]
         wait_readout(page, "live", expected, logs)
-        assert plot_sources(page, "live"), "no image in the live panel"
+        assert plot_sources(page, "live") not in ([], before), "the live plot did not change"
+        # side by side: some redraw before the end showed both runs, neither of them finished yet
+        counts = [re.findall(r"(GRPO|GSPO): (\d+) rollouts", text) for text in page.evaluate("window.gspoLiveReadouts")]
+        both_running = [c for c in counts if len(c) == 2 and max(int(n) for _, n in c) < rollouts]
+        assert both_running, f"no redraw showed both runs while they trained: {counts}"
+        assert seconds < LIVE_RUN_S
 
 
 # ---------------------------------------------------------------- the book

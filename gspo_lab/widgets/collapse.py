@@ -4,6 +4,7 @@ side by side and the plot follows them), and any stored arm's seeds."""
 from __future__ import annotations
 
 import math
+import time
 
 import ipywidgets as W
 
@@ -31,12 +32,28 @@ def live_view(runs: dict):
 
 class LivePanel(Panel):
     """Notebook 04's live collapse run: grad-norm clipping and Routing Replay toggles, a button that trains (or
-    resumes) GRPO and GSPO from ``cfgs`` with the toggles applied, the plot redrawn after every few RL steps;
-    ``initial`` (the runs :func:`gspo_lab.live.live_runs` returned for ``cfgs``) is drawn before any click."""
+    resumes) GRPO and GSPO from ``cfgs`` with the toggles applied, side by side in two worker processes
+    (:func:`gspo_lab.live.live_runs`, whose run folders are read back every ``poll_s`` seconds); ``initial`` (the
+    runs ``live_runs`` returned for ``cfgs``) is drawn before any click.
 
-    def __init__(self, cfgs: dict, root, *, every: int = 2, initial: dict | None = None):
+    The plot is redrawn when a run has done ``every`` more RL steps, but only once the time since the last redraw
+    is at least ``(1 / draw_share - 1)`` times what that redraw took: a redraw of the 80-rollout plot (six panels,
+    rendered to PNG) costs this process ~1 s and more under load, on the cores the two runs train on, so drawing
+    gets at most about ``draw_share`` of one core however loaded the machine is."""
+
+    def __init__(
+        self,
+        cfgs: dict,
+        root,
+        *,
+        every: int = 2,
+        poll_s: float = 2.0,
+        draw_share: float = 0.1,
+        initial: dict | None = None,
+    ):
         super().__init__("live")
         self.cfgs, self.root, self.every, self.runs = cfgs, root, every, dict(initial or {})
+        self.poll_s, self.draw_share = poll_s, draw_share
         self.clip = W.Checkbox(value=False, description="grad-norm clip 1.0")
         self.replay = W.Checkbox(value=False, description="Routing Replay (GRPO)")
         self.button = W.Button(description="run / resume", layout=W.Layout(width="200px"))
@@ -68,18 +85,21 @@ class LivePanel(Panel):
         from gspo_lab.live import live_runs
 
         check_fault()
-        self.runs = {}
+        self.runs, drawn, next_draw = {}, {}, [0.0]
 
-        def redraw(name, run):
+        def redraw(name, run):  # a run's newest saved state (the runs train side by side)
             self.runs[name] = run
-            if len(run.per_rollout) % self.every == 0:
+            if len(run.per_rollout) // self.every > drawn.get(name, 0) and time.monotonic() >= next_draw[0]:
+                drawn[name] = len(run.per_rollout) // self.every
+                start = time.monotonic()
                 self.show(live_view, dict(self.runs))
+                next_draw[0] = time.monotonic() + (time.monotonic() - start) * (1 / self.draw_share - 1)
 
         self.button.disabled, self.status.value = True, "running…"
         try:
             with self.progress:
                 self.progress.clear_output()
-                self.runs = live_runs(self.configs(), self.root, on_step=redraw)
+                self.runs = live_runs(self.configs(), self.root, on_step=redraw, poll_s=self.poll_s)
             self.show(live_view, self.runs)
         finally:
             self.finished += 1
