@@ -13,15 +13,12 @@ import sys
 
 from gspo_lab.config import TrainConfig
 from gspo_lab.experiments.spec import cell_key
-from gspo_lab.experiments.store import SUFFIX, SUPERSEDED, load_result, results_root, stored_files, write_result
+from gspo_lab.experiments.store import SUFFIX, load_result, spec_folders, stored_files, write_result
 
 
 def main(names: list[str]) -> None:
-    folders = [results_root() / n for n in names] or [p for p in sorted(results_root().iterdir()) if p.is_dir()]
     before = after = 0
-    for folder in folders:
-        if folder.name == SUPERSEDED:
-            continue
+    for folder in spec_folders(names):
         for path in stored_files(folder):
             result = load_result(path)
             cfg = result.get("config") or {}

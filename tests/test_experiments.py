@@ -99,7 +99,7 @@ def test_run_skip_merge_and_reproduce(spec, tmp_path, monkeypatch):
     assert {"eval_start", "eval_final", "collapsed", "clip_token_frac"} <= set(table.columns)
     result = load_result(result_path(cells(spec)[0]))
     assert result["per_rollout"]["rollout"] == [0, 1] and "clip/token_frac:max" in result["per_rollout"]
-    # a new result keeps every mean and only the maxima something reads (summary.KEPT_MAXIMA)
+    # a new result keeps every mean and only the maxima something reads (summary.READ_SERIES)
     assert "policy/entropy:mean" in result["per_rollout"] and "policy/entropy:max" not in result["per_rollout"]
     assert "grad/norm:max" in result["per_rollout"] and "grad/norm_attn:max" in result["per_rollout"]
     assert result["eval"]["rollout"] == [0, 1, 2] and result["code_version"] == CODE_VERSION

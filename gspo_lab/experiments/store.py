@@ -16,6 +16,9 @@ trip, else writes the whole result).
 Results are xz-compressed (:data:`SUFFIX`): 17 % smaller than gzip on the stored set, so data/ stays within its 50 MB.
 :func:`load_result` still reads a ``.json.gz`` (results written before the switch, e.g. in a scratch folder); the
 stored ones were re-compressed losslessly by ``scripts/recompress_results.py`` (the same JSON bytes).
+
+A stored result keeps only the per-rollout series some reading uses: :mod:`gspo_lab.experiments.thinning` drops the
+others from the stored files (``scripts/thin_results.py``) and records their names in the result's ``"thinned"``.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ __all__ = [
     "SUPERSEDED",
     "SUFFIX",
     "stored_files",
+    "spec_folders",
+    "read_stored",
     "base_of",
 ]
 
@@ -79,6 +84,13 @@ def stored_files(folder: str | Path, pattern: str = "*") -> list[Path]:
     return sorted(p for suffix in _READABLE for p in Path(folder).glob(pattern + suffix))
 
 
+def spec_folders(names: list[str] | tuple[str, ...] = ()) -> list[Path]:
+    """The named spec folders of the results root (default: every one; the superseded results are left out)."""
+    if names:
+        return [results_dir(n) for n in names]
+    return [p for p in sorted(results_root().iterdir()) if p.is_dir() and p.name != SUPERSEDED]
+
+
 def _open(path: str | Path):
     if not str(path).endswith(_READABLE):
         raise ValueError(f"path: a stored result ends in {' or '.join(_READABLE)}, got {str(path)!r}")
@@ -104,9 +116,15 @@ def load_result(path: str | Path) -> dict:
 _SERIES = ("per_rollout", "eval")
 
 
-def _read(path: str | Path) -> dict:
+def read_stored(path: str | Path) -> dict:
+    """A stored result's JSON as the file holds it (a branch's without its trunk's rows: :func:`load_result` puts
+    them back)."""
     with _open(path) as f:
-        return _stitch(json.load(f), path)
+        return json.load(f)
+
+
+def _read(path: str | Path) -> dict:
+    return _stitch(read_stored(path), path)
 
 
 def _stitch(result: dict, path: str | Path) -> dict:
@@ -250,9 +268,8 @@ def supersede(path: Path, reason: str) -> Path:
     ``reason`` in ``superseded/superseded.json``; the new location. Results are otherwise immutable."""
     result = load_result(path)
     for other in stored_files(Path(path).parent):  # a branch's result reads its first rows from its trunk's
-        with _open(other) as f:
-            if (json.load(f).get("shared") or {}).get("base") == f"{result['spec']}/{result['key']}":
-                raise ValueError(f"path {path} holds rows that {other} shares: supersede that result first")
+        if (read_stored(other).get("shared") or {}).get("base") == f"{result['spec']}/{result['key']}":
+            raise ValueError(f"path {path} holds rows that {other} shares: supersede that result first")
     commit = str(result.get("git_commit", "unknown"))[:12].replace("+", "-")
     suffix = "".join(Path(path).suffixes[-2:])  # moved as it is, in its own compression
     target = results_root() / SUPERSEDED / result["spec"] / f"{result['key']}.{commit}{suffix}"

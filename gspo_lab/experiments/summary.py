@@ -26,6 +26,7 @@ a diverged run is); and its *collapse mode* is reported as numbers, each over th
 from __future__ import annotations
 
 import math
+from fnmatch import fnmatchcase
 
 import pandas as pd
 
@@ -40,7 +41,8 @@ __all__ = [
     "SUMMARY_KEYS",
     "summarize",
     "per_rollout",
-    "KEPT_MAXIMA",
+    "READ_SERIES",
+    "is_read",
     "stored_rows",
     "endpoints",
     "endpoint_v2",
@@ -91,22 +93,53 @@ def per_rollout(history: pd.DataFrame) -> dict[str, list]:
     return out
 
 
-#: the per-rollout maxima a stored result keeps (every mean is kept): those the findings, the precursors and the
-#: widgets read; a name ending in "_" keeps every parameter group's (``grad/norm_attn``, ``adam/peak_mlp``, …).
-#: Results written before 2026-12-04 keep every maximum; dropping the others makes a new cell ~26 % smaller (data/
-#: holds under 50 MB) and loses nothing any reading uses.
-KEPT_MAXIMA = ("grad/norm", "clip/token_frac", "ratio/tok_log_absmax", "grad/norm_", "adam/peak_")
+#: Every stored per-rollout series some reading uses, as ``fnmatch`` patterns (``*``: a parameter group of
+#: ``grad_shaping.GROUPS``, or a norm_of arm's ``own`` / ``other``). The readers: the findings page
+#: (``gspo_lab/findings``: endpoints, gradient spikes, f10's logged shares and per-group norms and AdamW peaks, f11's
+#: correction shares), the notebooks (``read.stored_curves``, the arm selector's ``ARM_METRICS``), the precursor rules
+#: (``precursors.SIGNALS``, ``SIGNALS_V2``, and ``ratio/tok_log_std:mean`` for ``with_derived``) and the tests (a
+#: committed cell's first rollouts re-run). The stored results keep only these (:mod:`gspo_lab.experiments.thinning`,
+#: ``scripts/thin_results.py``); a new result also keeps every mean (:func:`stored_rows`), so a new reading of a new
+#: run finds its series. Before a reading of stored results uses another series, add it here: tests/test_store.py
+#: scans the sources for the series they name and fails until then (a thinned series is in git history).
+READ_SERIES = (
+    "rollout",
+    "reward/mean:mean",
+    "response/length:mean",
+    "response/truncated_frac:mean",
+    "adv/zero_std_frac:mean",
+    "clip/token_frac:mean",
+    "clip/token_frac:max",
+    "ratio/tok_log_std:mean",
+    "ratio/tok_log_absmax:max",
+    "kl/k3:mean",
+    "policy/entropy:mean",
+    "moe/expert_change:mean",
+    "loss/policy:mean",
+    "grad/norm:mean",
+    "grad/norm:max",
+    "grad/norm_*:max",
+    "adam/peak_*:max",
+    "grad/clipped:mean",
+    "grad/skipped:mean",
+    "grad/spike:mean",
+    "grad/cos_other:mean",
+    "correction/rho_mean:mean",
+    "correction/masked_frac:mean",
+    "correction/truncated_frac:mean",
+)
+
+
+def is_read(key: str) -> bool:
+    """Whether the per-rollout series ``key`` (e.g. ``"grad/norm_attn:max"``) is one some reading uses
+    (:data:`READ_SERIES`)."""
+    return any(fnmatchcase(key, pattern) for pattern in READ_SERIES)
 
 
 def stored_rows(rows: dict[str, list]) -> dict[str, list]:
-    """The per-rollout rows a new stored result keeps (:data:`KEPT_MAXIMA`): every ``:mean``, the kept ``:max``."""
-    groups = tuple(k for k in KEPT_MAXIMA if k.endswith("_"))
-
-    def kept(key: str) -> bool:
-        name, _, stat = key.rpartition(":")
-        return stat != "max" or name in KEPT_MAXIMA or name.startswith(groups)
-
-    return {k: v for k, v in rows.items() if kept(k)}
+    """The per-rollout rows a new stored result keeps: every ``:mean``, and the ``:max`` some reading uses
+    (:data:`READ_SERIES`; dropping the others makes a new cell ~26 % smaller)."""
+    return {k: v for k, v in rows.items() if not k.endswith(":max") or is_read(k)}
 
 
 def summarize(evals: pd.DataFrame, history: pd.DataFrame, *, diverged: bool = False) -> dict:
