@@ -65,7 +65,8 @@ routing
 # GRPO and GSPO from the same cold start in the regime finding 2 confirmed (`moe-sort`, L = 12, M = 16, lr 5e-5, no
 # grad-norm clip). Each run saves its state under `runs/04_live/` after every RL step: running the cell again (or
 # after a kernel restart) resumes or reads it back. One seed's outcome is chaotic (another CPU rounds differently):
-# the rates are in section 3. The panel below re-runs with grad-norm clipping or Routing Replay switched on.
+# the rates are in section 3. The panel below re-runs the pair with grad-norm clipping or Routing Replay switched
+# on, again side by side, its plot following both runs as they train (`LivePanel`; its twin is the cell above).
 
 # %%
 from gspo_lab.live import live_runs
