@@ -12,10 +12,8 @@ A cell with ``branch_at`` > 0 is a branch: its trunk is the same cell with the b
 may change (:meth:`~gspo_lab.config.TrainConfig.with_trunk`). A zipped grid key may name ``seed``: such a point runs
 on that seed alone (when the seed set read holds it), e.g. a branch point chosen per seed. A spec with ``probe =
 "<name>"`` runs a measurement of :mod:`gspo_lab.experiments.probes` instead of training; its ``[base]``/``[grid]`` may
-also set the probe's own arguments. ``paths = "fast" | "reference"`` (gspo_lab/fast_paths.py) names the loop's paths:
-every spec written from issue 34 on sets it (tests/test_fast_paths.py); a spec without it, as every earlier one, reads
-as reference, so their cells keep their keys. A fast spec's base may set a fast path's field (``group_stats = true``
-where its rules read ``adam/peak_*`` or the per-group norms): a field the spec names is kept.
+also set the probe's own arguments. ``paths = "fast" | "reference"`` (gspo_lab/fast_paths.py; a new spec must set it,
+one without it reads as reference) names the loop's paths; a fast path's field the spec names is kept.
 
 A cell's key hashes its full config, :data:`CODE_VERSION` and any probe's arguments: its stored result's address.
 """
@@ -52,25 +50,11 @@ SEED_SETS = ("search", "confirm", "all")
 #: TrainConfig fields added after CODE_VERSION was set, whose default reproduces the earlier loop exactly: they enter
 #: a cell's key only when set away from that default, so the stored results stay addressable
 KEY_IF_NOT_DEFAULT = {
-    "token_advantage": 0.0,
-    "eval_samples": 1,
-    "grad_clip_rel": None,
-    "grad_skip": None,
-    "norm_of": None,
-    "sampler_precision": "fp32",
-    "sampler_correction": None,
-    "sampler_clip_min": None,
-    "sampler_clip_max": 3.0,
-    "opsm_threshold": None,
-    "spike": None,
-    "optimizer": "adamw",
-    "branch_at": 0,
-    "trunk": "",
-    "old_forward": True,
-    "group_stats": True,
-    "fused_adam": False,
-    "compile_update": False,
-}
+    "token_advantage": 0.0, "eval_samples": 1, "grad_clip_rel": None, "grad_skip": None, "norm_of": None,
+    "sampler_precision": "fp32", "sampler_correction": None, "sampler_clip_min": None, "sampler_clip_max": 3.0,
+    "opsm_threshold": None, "spike": None, "optimizer": "adamw", "branch_at": 0, "trunk": "", "old_forward": True,
+    "group_stats": True, "fused_adam": False, "compile_update": False,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
