@@ -27,14 +27,11 @@ def test_the_percentile_bootstrap_and_student_t_fall_short_where_bootstrap_t_doe
     assert cov.coverage("t", "collapsing − steady", 5, reps=REPS) < FLOOR  # ... not on a collapsing arm's difference
 
 
-ISSUE_22_METHODS = ("percentile", "t", "bootstrap_t")
-
-
 @pytest.mark.parametrize("population", cov.RARE)
 def test_no_interval_covers_a_mode_of_probability_two_tenths(population):
     """The unseen-mode limit: the rare populations defeat issue 22's three methods at 5 seeds or at 10, and the
     range-respecting ones (issue 35) where the rare mode is a collapse."""
-    methods = cov.METHODS if population != "collapsing (p 0.8)" else ISSUE_22_METHODS
+    methods = cov.ALL_METHODS if population != "collapsing (p 0.8)" else cov.METHODS
     worst = {m: min(cov.coverage(m, population, n, reps=REPS) for n in (5, 10)) for m in methods}
     assert all(c < FLOOR for c in worst.values()), worst
 

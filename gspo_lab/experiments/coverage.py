@@ -29,11 +29,11 @@ the range its endpoint takes (:data:`STUDY`: accuracies (0, 1), differences (−
 three shapes *near a bound* (an arm collapsed on every seed, 0 on 3 seeds in 10; accuracies near 0.1 with a long right
 tail; a fraction near 1e-4) and four *power* cases, 5/5-sign effects of the stored sizes (dense GSPO − GRPO no cap
 0.37, GRPO cap 1 − no cap 0.455, cap 10 − no cap 0.312: bells of the sd their Student-t intervals imply; the noise
-ratio 1.72, log-normal with the stored seeds' log-sd 0.29). Two more methods respect the range
-(gspo_lab/experiments/endpoint_range.py): ``transformed_t`` (Student-t for the mean on the range's logit / log scale
-by the delta method) and ``transformed_bootstrap_t`` (the bootstrap-t on that scale). ``python -m
-gspo_lab.experiments.interval_study`` prints the whole table (2,000 samples per cell, seed 0; ~30 s); its rule picks
-**transformed_t**:
+ratio 1.72, log-normal with the stored seeds' log-sd 0.29). Two more methods respect the range (:data:`RANGE_METHODS`,
+gspo_lab/experiments/endpoint_range.py): ``transformed_t`` (Student-t for the mean on the range's logit / log scale by
+the delta method) and ``transformed_bootstrap_t`` (the bootstrap-t on that scale); the page's stats section still
+tables :data:`METHODS`, issue 22's three. ``python -m gspo_lab.experiments.interval_study`` prints the whole table
+(2,000 samples per cell, seed 0; ~30 s); its rule picks **transformed_t**:
 
     method                   min coverage   leaves the range   power (mean of   mean median width
                              on required    (worst population)  4 cases, n 5+10)  (required, n 5+10)
@@ -75,7 +75,8 @@ import numpy as np
 from gspo_lab.experiments import endpoint_range as er
 from gspo_lab.experiments.stats import BOOTSTRAP_SEED, T_975
 
-__all__ = ["POPULATIONS", "METHODS", "RARE", "Shape", "STUDY", "GROUPS", "intervals", "coverage", "simulate"]
+__all__ = ["POPULATIONS", "METHODS", "RANGE_METHODS", "ALL_METHODS", "RARE", "Shape", "STUDY", "GROUPS", "intervals",
+           "coverage", "simulate"]  # fmt: skip
 
 
 def _steady(rng, size):
@@ -185,8 +186,8 @@ def intervals(
 ) -> np.ndarray:
     """95 % intervals of the mean of each row of ``x`` (R, n) by ``method``; returns (R, 2). ``bounds`` is the
     endpoint's declared range, used by the transformed methods only (the others ignore it, as the page does)."""
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    if method not in ALL_METHODS:
+        raise ValueError(f"method must be one of {sorted(ALL_METHODS)}, got {method!r}")
     R, n = x.shape
     if n < 2:
         raise ValueError(f"x needs at least 2 values per row, got shape {x.shape}")
@@ -211,7 +212,12 @@ def intervals(
     return np.stack([mean - q_hi * se, mean - q_lo * se], 1)
 
 
-METHODS = ("percentile", "t", "bootstrap_t", "transformed_t", "transformed_bootstrap_t")
+METHODS = ("percentile", "t", "bootstrap_t")
+"""Issue 22's three methods: the page's stats section (version 3) tables their coverage."""
+RANGE_METHODS = ("transformed_t", "transformed_bootstrap_t")
+"""Issue 35's range-respecting methods (gspo_lab/experiments/endpoint_range.py)."""
+ALL_METHODS = METHODS + RANGE_METHODS
+"""Every method :func:`intervals` computes and the interval study compares."""
 
 
 @functools.cache

@@ -3,10 +3,10 @@
     python -m gspo_lab.experiments.interval_study [--reps 2000] [--seed 0] [--csv PATH]
 
 prints one table — per population of :data:`~gspo_lab.experiments.coverage.STUDY` and n in (5, 10), per method of
-:data:`~gspo_lab.experiments.coverage.METHODS`: coverage, median (unclamped) width, the share of intervals leaving the
-endpoint's declared range, and power where the population is a stored 5/5-sign effect — then the rule's inputs per
-method and the method :func:`choose` picks. Seeded; ``reps`` simulated samples per cell (Monte Carlo sd of a coverage
-near 0.95 at 2,000: 0.005).
+:data:`~gspo_lab.experiments.coverage.ALL_METHODS`: coverage, median (unclamped) width, the share of intervals
+leaving the endpoint's declared range, and power where the population is a stored 5/5-sign effect — then the rule's
+inputs per method and the method :func:`choose` picks. Seeded; ``reps`` simulated samples per cell (Monte Carlo sd
+of a coverage near 0.95 at 2,000: 0.005).
 
 The rule (:func:`choose`, a pure function of that table, thresholds named below, declared before the study was run):
     1. coverage >= COVERAGE_FLOOR on every "required" population (steady, skewed, half-bimodal and its difference)
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gspo_lab.experiments.coverage import METHODS, STUDY, simulate
+from gspo_lab.experiments.coverage import ALL_METHODS, STUDY, simulate
 
 __all__ = ["COVERAGE_FLOOR", "LEAVE_CEILING", "POWER_TIE", "NS", "OUTCOMES", "Choice", "study", "summarise", "choose",
            "wide"]  # fmt: skip
@@ -48,7 +48,7 @@ class Choice:
     passing: tuple[str, ...]
 
 
-def study(*, reps: int = 2000, seed: int = 0, methods=METHODS, ns=NS, populations=None) -> pd.DataFrame:
+def study(*, reps: int = 2000, seed: int = 0, methods=ALL_METHODS, ns=NS, populations=None) -> pd.DataFrame:
     """The study table: one row per method × population × n, columns method, population, group, n, coverage,
     median_width, leaves, power (:func:`~gspo_lab.experiments.coverage.simulate`)."""
     rows = []
