@@ -1,17 +1,23 @@
 """Cells per hour: one stored cell's config trained for N rollouts by an older commit's code and by this tree's, side by
 side on the same machine; prints the walls, the ratio and whether the two runs' rows are identical.
 
-    python bench/bench_cell.py [--spec f2r_collapse_moe] [--cell 0] [--rollouts 20|full] [--rounds 3] [--ref REF]
-                               [--set FIELD=VALUE ...] [--warm]
+    python bench/bench_cell.py [--spec f2r_collapse_moe] [--cell 0] [--rollouts 20|full] [--rounds 3] [--ref REF|tree]
+                               [--both FIELD=VALUE ...] [--set FIELD=VALUE ...] [--paths fast [--compile]] [--warm]
 
-``--set`` changes the new side's config only (an opt-in lever, a TrainConfig field): with ``--ref HEAD`` the two
-sides run the same code and differ by that setting alone, e.g. ``--ref HEAD --set old_logp=sampler``.
+``--set`` changes the new side's config only (an opt-in lever, a TrainConfig field): with ``--ref HEAD`` (or
+``--ref tree``: this working tree on both sides) the two sides run the same code and differ by that setting alone,
+e.g. ``--ref HEAD --set old_logp=sampler``. ``--paths fast`` puts the new side on the fast paths as
+``gspo_lab.fast_paths.with_paths`` defines them (``--compile``: with the compiled update, as a fast spec's sweep
+workers run it; a field given with ``--set`` or ``--both`` is kept); the old side stays on the reference paths.
+``--both`` sets a field on both sides, e.g. ``--both old_logp=sampler`` for a new spec's cell (π_old from the sampler,
+so that ``old_forward=False`` and the compiled update apply). Each side's resolved fields are printed.
 
 Methodology, numbered:
     1. The old code is ``--ref`` (default :data:`BASELINE`, the last commit before issue 25's levers) checked out with
-       ``git worktree`` into a temporary folder; the new code is this working tree. Each run is its own process with
-       one torch thread (``OMP_NUM_THREADS=1``), importing ``gspo_lab`` from its tree, training with a run folder
-       (saved after every RL step, as a sweep cell is) through :func:`gspo_lab.train.train`.
+       ``git worktree`` into a temporary folder (``--ref tree``: this working tree); the new code is this working
+       tree. Each run is its own process with one torch thread (``OMP_NUM_THREADS=1``), importing ``gspo_lab`` from
+       its tree, training with a run folder (saved after every RL step, as a sweep cell is) through
+       :func:`gspo_lab.train.train`.
     2. In each round the two runs go at the same time, one per core, as a 2-worker sweep runs its cells: a burst of
        load on the shared machine hits both. Rounds alternate which starts first. We report each run's wall time,
        the median over rounds and the median of the per-round ratio old / new (> 1: the new code is faster).
@@ -47,9 +53,15 @@ sys.path.insert(0, sys.argv[1])
 import dataclasses, torch
 from gspo_lab.experiments.spec import cells, load_spec
 from gspo_lab.train import train
+SHOWN = ("old_logp", "group_stats", "fused_adam", "old_forward", "compile_update")  # what each side's fields print
 spec = load_spec(sys.argv[2]); cell = cells(spec, "all")[int(sys.argv[3])]
 n = cell.cfg.rollouts if sys.argv[4] == "full" else int(sys.argv[4])
 cfg = dataclasses.replace(cell.cfg, rollouts=n, **json.loads(sys.argv[7]))
+paths = json.loads(sys.argv[9])
+if paths:  # the new side on the fast paths (gspo_lab/fast_paths.py)
+    from gspo_lab.fast_paths import with_paths
+    cfg = with_paths(cfg, paths["paths"], compile=paths["compile"], keep=paths["keep"])
+fields = {f: getattr(cfg, f) for f in SHOWN if hasattr(cfg, f)}
 torch.set_num_threads(1)
 if sys.argv[8] != "cold":  # a sweep worker's later cell: one rollout of the same config first, untimed
     train(dataclasses.replace(cfg, rollouts=1), sys.argv[5] + "-warm", progress=False)
@@ -60,20 +72,21 @@ t0 = time.perf_counter()
 table = train(cfg, sys.argv[5], progress=False)
 wall = time.perf_counter() - t0
 rows = table[[c for c in table.columns if not c.startswith("time/")]].to_dict(orient="list")
-json.dump({"wall_s": wall, "rollouts": n, "cell_rollouts": cell.cfg.rollouts, "key": cell.key,
+json.dump({"wall_s": wall, "rollouts": n, "fields": fields, "cell_rollouts": cell.cfg.rollouts, "key": cell.key,
            "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rows": rows,
            "eval": table.attrs["eval"].to_dict(orient="list")}, open(sys.argv[6], "w"))
 """
 
 
 def _launch(tree: Path, spec: Path, cell: int, rollouts: str, work: Path, tag: str, sets: dict | None = None,
-            go: Path | None = None):  # fmt: skip
-    """One run in its own process; with ``go`` (``--warm``) it warms up, then waits for that file to appear."""
+            go: Path | None = None, paths: dict | None = None):  # fmt: skip
+    """One run in its own process; with ``go`` (``--warm``) it warms up, then waits for that file to appear;
+    ``paths``: ``with_paths``'s arguments for the new side (``--paths``)."""
     out = work / f"{tag}.json"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "GSPO_LAB_DATA": str(tree / "data"),
            "TORCHINDUCTOR_COMPILE_THREADS": "1"}  # fmt: skip
     args = [sys.executable, "-c", CHILD, str(tree), str(spec), str(cell), rollouts, str(work / f"{tag}-run"), str(out),
-            json.dumps(sets or {}), str(go) if go else "cold"]  # fmt: skip
+            json.dumps(sets or {}), str(go) if go else "cold", json.dumps(paths or {})]  # fmt: skip
     return subprocess.Popen(args, env=env, cwd=tree), out
 
 
@@ -83,15 +96,29 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--cell", type=int, default=0, help="index of the cell in the spec's cell list (default: 0)")
     p.add_argument("--rollouts", default="20", help="rollouts per run, or 'full' for the cell's own (default: 20)")
     p.add_argument("--rounds", type=int, default=3, help="rounds of (old, new) side by side (default: 3)")
-    p.add_argument("--ref", default=BASELINE, help=f"the old code's commit (default: {BASELINE})")
+    p.add_argument("--ref", default=BASELINE,
+                   help=f"the old code's commit, or 'tree' for this working tree (default: {BASELINE})")  # fmt: skip
     p.add_argument("--json", default=None, help="also write the figures to this JSON file")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="a TrainConfig field set on the new side only (JSON, else a string); repeatable")  # fmt: skip
+    p.add_argument("--both", action="append", default=[], metavar="FIELD=VALUE",
+                   help="a TrainConfig field set on both sides (e.g. old_logp=sampler); repeatable")  # fmt: skip
+    p.add_argument("--paths", choices=("fast", "reference"), default="reference",
+                   help="the new side's paths (gspo_lab.fast_paths.with_paths; default reference: its config as "
+                        "given); the old side stays on the reference paths")  # fmt: skip
+    p.add_argument("--compile", action="store_true",
+                   help="with --paths fast: the compiled update where it applies, as a fast spec's sweep workers "
+                        "(pair it with --warm)")  # fmt: skip
     p.add_argument("--warm", action="store_true",
                    help="time a sweep worker's later cell: each run first trains 1 rollout of its config, untimed "
                         "(what a compiled fast path costs once per worker process is then left out)")  # fmt: skip
     args = p.parse_args(argv)
-    args.sets = parse_sets(args.set)
+    args.sets, args.both_sets = parse_sets(args.set), parse_sets(args.both)
+    if args.compile and args.paths != "fast":
+        raise SystemExit("--compile applies to --paths fast only")
+    new_paths = None
+    if args.paths == "fast":
+        new_paths = {"paths": "fast", "compile": args.compile, "keep": sorted({*args.sets, *args.both_sets})}
     if args.rollouts != "full" and not (args.rollouts.isdigit() and int(args.rollouts) >= 1):
         raise SystemExit(f"--rollouts must be a positive integer or 'full', got {args.rollouts!r}")
     if args.rounds < 1:
@@ -100,8 +127,9 @@ def main(argv: list[str] | None = None) -> dict:
     if not (ROOT / spec_rel).is_file():
         raise SystemExit(f"--spec: no {spec_rel} in this tree")
     with tempfile.TemporaryDirectory(prefix="bench-cell-") as tmp:
-        work, old_tree = Path(tmp), Path(tmp) / "old"
-        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(old_tree), args.ref], cwd=ROOT, check=True)
+        work, old_tree = Path(tmp), (ROOT if args.ref == "tree" else Path(tmp) / "old")
+        if args.ref != "tree":
+            subprocess.run(["git", "worktree", "add", "--detach", "-q", str(old_tree), args.ref], cwd=ROOT, check=True)
         try:
             runs = {"old": [], "new": []}
             for r in range(args.rounds):
@@ -109,9 +137,10 @@ def main(argv: list[str] | None = None) -> dict:
                 procs = {}
                 for tag in order:
                     tree = old_tree if tag == "old" else ROOT
-                    sets = args.sets if tag == "new" else None
+                    sets = {**args.both_sets, **(args.sets if tag == "new" else {})}
                     procs[tag] = _launch(tree, tree / spec_rel, args.cell, args.rollouts, work, f"{tag}{r}", sets,
-                                         work / f"go{r}" if args.warm else None)  # fmt: skip
+                                         work / f"go{r}" if args.warm else None,
+                                         new_paths if tag == "new" else None)  # fmt: skip
                 if args.warm:  # both warmed up (the compile paid): the timed runs start together
                     while not all(Path(f"{out}.ready").exists() or p.poll() is not None for p, out in procs.values()):
                         time.sleep(0.05)
@@ -123,7 +152,8 @@ def main(argv: list[str] | None = None) -> dict:
                 print(f"round {r}: old {runs['old'][-1]['wall_s']:.1f} s, new {runs['new'][-1]['wall_s']:.1f} s",
                       flush=True)  # fmt: skip
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=ROOT, check=False)
+            if args.ref != "tree":
+                subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=ROOT, check=False)
     return report(args, runs)
 
 
@@ -149,7 +179,8 @@ def report(args, runs: dict) -> dict:
     first = runs["new"][0]
     scale = first["cell_rollouts"] / first["rollouts"]
     fig = {"spec": args.spec, "cell": first["key"], "rollouts": first["rollouts"], "rounds": args.rounds,
-           "ref": args.ref, "set": args.sets, "warm": args.warm}  # fmt: skip
+           "ref": args.ref, "set": args.sets, "both": args.both_sets, "paths": args.paths, "compile": args.compile,
+           "warm": args.warm, "fields": {tag: runs[tag][0]["fields"] for tag in ("old", "new")}}  # fmt: skip
     for tag in ("old", "new"):
         walls = [r["wall_s"] for r in runs[tag]]
         fig[f"{tag}_wall_s"] = [round(w, 1) for w in walls]
@@ -159,8 +190,13 @@ def report(args, runs: dict) -> dict:
     fig["ratio_old_over_new"] = round(statistics.median(o["wall_s"] / n["wall_s"] for o, n in pairs), 3)
     fig["identical"] = all(o["rows"] == n["rows"] and o["eval"] == n["eval"] for o, n in pairs)
     print(f"\ncell {fig['spec']}[{args.cell}] ({fig['cell']}), {fig['rollouts']} rollouts, {args.rounds} rounds"
+          + (f"; both sides with {fig['both']}" if fig["both"] else "")
           + (f"; new side with {fig['set']}" if fig["set"] else "")
+          + (f"; new side on the fast paths{' (compiled)' if args.compile else ''}" if args.paths == "fast" else "")
           + ("; warm (1 rollout first)" if args.warm else ""))  # fmt: skip
+    for tag in ("old", "new"):
+        code = "this tree" if tag == "new" or args.ref == "tree" else args.ref
+        print(f"  {tag} side ({code}): " + ", ".join(f"{k}={v}" for k, v in fig["fields"][tag].items()))
     print(f"{'':6}{'wall s (per round)':>28}{'cells/h, 2 workers':>20}{'peak RSS MiB':>14}")
     for tag in ("old", "new"):
         walls = ", ".join(f"{w:.1f}" for w in fig[f"{tag}_wall_s"])

@@ -49,6 +49,13 @@ def load_policy(preset: str):
         return build_model(preset, len(tokenizer), seed=0), tokenizer, f'build_model("{preset}", seed=0)'
 
 
+def compiled_graphs() -> int:
+    """Graphs ``torch.compile`` has compiled so far in this process (0 where dynamo never ran): a worker reports the
+    increase over each RL step, so a compile in a timed step shows up (bench_step.py's point 7)."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    return int(utils.counters["stats"]["unique_graphs"]) if utils is not None else 0
+
+
 def timed(fn, timers: dict, key, after=None):
     """``fn`` wrapped to add its wall time to ``timers[key(...)]`` (key: a name, or a function of nothing)."""
 
@@ -84,13 +91,14 @@ class Channel:
 class Worker:
     """Parent side: a worker subprocess, one JSON line per request; its stderr goes to a log shown on failure."""
 
-    def __init__(self, kind: str, opts):
+    def __init__(self, kind: str, opts, warmup: int):
         self.kind = kind
         self.log = tempfile.TemporaryFile(mode="w+")
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
+               "TORCHINDUCTOR_COMPILE_THREADS": "1"}  # fmt: skip
         env["HF_HUB_OFFLINE"] = env["TRANSFORMERS_OFFLINE"] = env["HF_DATASETS_OFFLINE"] = "1"
         cmd = [sys.executable, str(SCRIPT), "--worker", kind, "--preset", opts.preset]
-        cmd += ["--repeats", str(opts.repeats), "--warmup", str(opts.warmup)]
+        cmd += ["--repeats", str(opts.repeats), "--warmup", str(warmup), "--compile-backend", opts.compile_backend]
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=ROOT, env=env
         )

@@ -1,10 +1,22 @@
-"""Our stack's worker: ``gspo_lab.step.train_step`` on the reference configuration, timed per phase."""
+"""Our stack's worker: ``gspo_lab.step.train_step`` on the compared configuration, timed per phase, at the kit's fast
+paths (``with_paths(cfg, "fast")``, what ``gspo-lab train`` runs) or its reference paths (TrainConfig's defaults)."""
 
 from __future__ import annotations
 
 import time
 
-from step_harness import GROUP, LENGTH, MINIBATCHES, PROMPTS, RESPONSE_TOKENS, Channel, load_policy, peak_rss_mib, timed
+from step_harness import (
+    GROUP,
+    LENGTH,
+    MINIBATCHES,
+    PROMPTS,
+    RESPONSE_TOKENS,
+    Channel,
+    compiled_graphs,
+    load_policy,
+    peak_rss_mib,
+    timed,
+)
 
 
 class NoStopTokenizer:
@@ -22,12 +34,14 @@ class NoStopTokenizer:
         return getattr(self._tokenizer, name)
 
 
-def our_state(preset: str, minibatches: int):
-    """A TrainState on the reference configuration, its rollout patched to fixed-length responses, and its timers."""
+def our_state(preset: str, minibatches: int, paths: str = "reference"):
+    """A TrainState on the compared configuration at ``paths`` (gspo_lab.fast_paths.with_paths, no compile: as
+    ``gspo-lab train`` runs it), its rollout patched to fixed-length responses, and its timers."""
     import torch
 
     import gspo_lab.step as loop
     from gspo_lab.config import TrainConfig
+    from gspo_lab.fast_paths import with_paths
 
     model, tokenizer, source = load_policy(preset)
     cfg = TrainConfig(
@@ -42,6 +56,7 @@ def our_state(preset: str, minibatches: int):
         reward="partial",
         threads=1,
     )
+    cfg = with_paths(cfg, paths)
     state = loop.init_state(cfg, model=model, tokenizer=tokenizer)
     timers, seen = {}, {}
     real_rollout = loop.rollout
@@ -65,20 +80,24 @@ def batch_shape(data) -> dict:
     }
 
 
-def worker_ours(opts, chan: Channel) -> None:
+def worker_ours(opts, chan: Channel, paths: str) -> None:
     import torch
 
     import gspo_lab.step as loop
+    from gspo_lab.fast_paths import FAST_FIELDS
     from gspo_lab.model import count_params
 
     torch.set_num_threads(1)
-    state, source, timers, seen = our_state(opts.preset, MINIBATCHES)
-    chan.send({"ready": True, "source": source, "threads": torch.get_num_threads(), **count_params(state.model)})
+    state, source, timers, seen = our_state(opts.preset, MINIBATCHES, paths)
+    settings = {f: getattr(state.cfg, f) for f in FAST_FIELDS}
+    chan.send({"ready": True, "source": source, "threads": torch.get_num_threads(), "settings": settings,
+               **count_params(state.model)})  # fmt: skip
     while chan.recv() == "step":
         timers.clear()
-        t0 = time.perf_counter()
+        graphs, t0 = compiled_graphs(), time.perf_counter()
         loop.train_step(state)
         total = time.perf_counter() - t0
         split = {"total": total, "update": total - timers["collect"], **timers}
-        chan.send({"times": split, "shape": batch_shape(seen["data"]), "old_logp_computed": True})
+        reply = {"times": split, "shape": batch_shape(seen["data"]), "graphs": compiled_graphs() - graphs}
+        chan.send({**reply, "old_logp_computed": "old_logp" in timers})  # π_old's forward ran (old_forward=True)
     chan.send({"rss_mib": peak_rss_mib(), "threads": torch.get_num_threads()})

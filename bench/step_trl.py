@@ -1,4 +1,6 @@
-"""TRL's worker: ``GRPOTrainer.train`` on the reference configuration, held in lockstep by a TrainerCallback."""
+"""TRL's worker: ``GRPOTrainer.train`` on the compared configuration, held in lockstep by a TrainerCallback; at TRL's
+default (eager) or with its own ``torch_compile=True`` (TrainingArguments: accelerate compiles the model it prepares
+for training)."""
 
 from __future__ import annotations
 
@@ -13,14 +15,16 @@ from step_harness import (
     PROMPTS,
     RESPONSE_TOKENS,
     Channel,
+    compiled_graphs,
     load_policy,
     peak_rss_mib,
     timed,
 )
 
 
-def trl_trainer(opts, out_dir: str, n_steps: int):
-    """TRL's GRPOTrainer on the reference configuration (see bench_step.py's docstring, point 3)."""
+def trl_trainer(opts, out_dir: str, n_steps: int, compile: bool = False):
+    """TRL's GRPOTrainer on the compared configuration (see bench_step.py's docstring, point 3); ``compile``: with
+    ``torch_compile=True`` and ``torch_compile_backend=opts.compile_backend`` (point 7)."""
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
@@ -66,6 +70,8 @@ def trl_trainer(opts, out_dir: str, n_steps: int):
         report_to=[],
         disable_tqdm=True,
         seed=0,
+        torch_compile=compile,
+        torch_compile_backend=opts.compile_backend if compile else None,
     )
     trainer = GRPOTrainer(
         model=model, reward_funcs=sort_reward, args=args, train_dataset=dataset, processing_class=tokenizer
@@ -74,21 +80,27 @@ def trl_trainer(opts, out_dir: str, n_steps: int):
 
 
 def instrument_trl(trainer, timers: dict, seen: dict) -> None:
-    """Time TRL's rollout phase, sampling and log-prob forwards; keep the last rollout's output."""
+    """Time TRL's rollout phase, sampling and log-prob forwards; keep the last rollout's output, and which log-prob
+    forwards got a ``torch.compile``d module (``seen["compiled"]``: fwd_grad, the loss's; old_logp, π_old's)."""
     import torch
 
+    def kind():
+        return "fwd_grad" if torch.is_grad_enabled() else "old_logp"
+
+    logps = trainer._get_per_token_logps_and_entropies
+
+    def logps_seen(model, *args, **kwargs):
+        seen.setdefault("compiled", {})[kind()] = hasattr(model, "_orig_mod")  # torch.compile's OptimizedModule
+        return logps(model, *args, **kwargs)
+
     trainer._generate = timed(trainer._generate, timers, "gen")
-    trainer._get_per_token_logps_and_entropies = timed(
-        trainer._get_per_token_logps_and_entropies,
-        timers,
-        lambda: "fwd_grad" if torch.is_grad_enabled() else "old_logp",
-    )
+    trainer._get_per_token_logps_and_entropies = timed(logps_seen, timers, kind)
     trainer._generate_and_score_completions = timed(
         trainer._generate_and_score_completions, timers, "collect", after=lambda out: seen.update(out=out)
     )
 
 
-def worker_trl(opts, chan: Channel) -> None:
+def worker_trl(opts, chan: Channel, compile: bool) -> None:
     import torch
     from transformers import TrainerCallback
 
@@ -101,12 +113,12 @@ def worker_trl(opts, chan: Channel) -> None:
     class Lockstep(TrainerCallback):
         """Waits for the parent's "step" at each RL-step boundary (every 4 optimizer steps) and reports."""
 
-        t0 = 0.0
+        t0, graphs = 0.0, 0
 
         def _wait(self):
             chan.recv()  # the parent sends exactly n_steps "step"s, then "done" after the last one
             timers.clear()
-            self.t0 = time.perf_counter()
+            self.graphs, self.t0 = compiled_graphs(), time.perf_counter()
 
         def on_train_begin(self, args, state, control, **kwargs):
             self._wait()
@@ -125,13 +137,17 @@ def worker_trl(opts, chan: Channel) -> None:
             }
             split = {"total": total, "update": total - timers["collect"], **timers}
             old = out.get("old_per_token_logps") is not None
-            chan.send({"times": split, "shape": shape, "old_logp_computed": old})
+            graphs = compiled_graphs() - self.graphs
+            reply = {"times": split, "shape": shape, "graphs": graphs, "compiled": seen.get("compiled", {})}
+            chan.send({**reply, "old_logp_computed": old})
             self._wait()
 
     with tempfile.TemporaryDirectory() as out_dir:
-        trainer, source = trl_trainer(opts, out_dir, n_steps)
+        trainer, source = trl_trainer(opts, out_dir, n_steps, compile)
         instrument_trl(trainer, timers, seen)
         trainer.add_callback(Lockstep())
-        chan.send({"ready": True, "source": source, "threads": torch.get_num_threads(), **count_params(trainer.model)})
+        settings = {k: getattr(trainer.args, k) for k in ("torch_compile", "torch_compile_backend")}
+        chan.send({"ready": True, "source": source, "threads": torch.get_num_threads(), "settings": settings,
+                   **count_params(trainer.model)})  # fmt: skip
         trainer.train()
     chan.send({"rss_mib": peak_rss_mib(), "threads": torch.get_num_threads()})

@@ -52,6 +52,26 @@ def test_bench_cell_measures_an_opt_in_lever_on_the_new_side_only(tmp_path):
     assert bad.returncode != 0 and "--set wants FIELD=VALUE" in bad.stderr
 
 
+def test_bench_cell_puts_the_new_side_on_the_fast_paths(tmp_path):
+    """``--paths fast`` applies ``with_paths(cfg, "fast")`` to the new side alone, on top of ``--both`` (set on both
+    sides; here π_old from the sampler, so that old_forward=False applies); a ``--set`` field is kept; ``--ref tree``
+    runs this tree on both sides; each side's resolved fields are printed."""
+    out = tmp_path / "cell.json"
+    cmd = [sys.executable, str(ROOT / "bench" / "bench_cell.py"), "--rollouts", "1", "--rounds", "1", "--ref", "tree"]
+    cmd += ["--both", "old_logp=sampler", "--set", "fused_adam=false", "--paths", "fast"]
+    proc = subprocess.run([*cmd, "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    fig = json.loads(out.read_text())
+    ref = {"old_logp": "sampler", "group_stats": True, "fused_adam": False, "old_forward": True,
+           "compile_update": False}  # fmt: skip
+    assert fig["fields"] == {"old": ref, "new": {**ref, "group_stats": False, "old_forward": False}}
+    assert fig["paths"] == "fast" and fig["both"] == {"old_logp": "sampler"} and fig["identical"] is False
+    assert "  old side (this tree): old_logp=sampler, group_stats=True" in proc.stdout
+    assert "new side on the fast paths" in proc.stdout
+    bad = subprocess.run([*cmd[:-2], "--compile"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "--compile applies to --paths fast only" in bad.stderr
+
+
 def test_roofline_splits_the_whole_update_into_kinds(tmp_path):
     out = tmp_path / "roofline.json"
     cmd = [sys.executable, str(ROOT / "bench" / "roofline.py"), "--preset", "sweep", "--repeats", "3"]

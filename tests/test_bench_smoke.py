@@ -1,8 +1,16 @@
 """bench/bench_step.py runs end to end on the small preset and compares like with like; no timing assertions.
 
-One quick run (1 warm-up + 1 timed RL step per stack, ``sweep`` preset, ~20 s on 2 cores): the script prints
-its table, writes every figure to JSON, and both stacks did the same work (same rows, prompt and response columns,
-sampled-token counts; π_old's log-probs recomputed in both, which the script itself checks every step).
+One quick run (2 warm-up steps for the compiled column, 1 for the others, then 1 timed round; ``sweep`` preset,
+~70 s on 2 busy cores): the script prints its four columns (the kit at its fast and its reference paths, TRL's
+GRPOTrainer at its default and with ``torch_compile=True``) and their ratios, writes every figure to JSON, and every
+column did the same work (same rows, prompt and response columns, sampled-token counts; π_old's log-probs recomputed
+in each, which the script itself checks every step). The compiled column runs TRL's torch_compile with the
+``aot_eager`` backend here: the same tracing and autograd graphs as inductor without its code generation (~70 s on
+this preset), which ``bash scripts/bench.sh`` runs.
+
+The driver's bookkeeping is checked without processes: a compiled column that dies is reported in its column while
+the others finish, a column that skips π_old ends the run, and a graph compiled inside a timed step makes a column
+"not comparable".
 
 Its FLOP figure (6 · N_active · T per update) is checked against an independent count: torch's FlopCounterMode
 over one forward + backward of the same model on a batch of the same shape (see ``test_flop_figure_…``).
@@ -22,6 +30,8 @@ import torch.utils.flop_counter as fc
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "bench_step.py"
+COLUMNS = ("kit_fast", "kit_ref", "trl", "trl_compile")
+PARTS = ("total", "gen", "old_logp", "collect", "update")
 
 pytest.importorskip("trl")
 
@@ -34,7 +44,8 @@ def _finite_positive(x) -> bool:
 def bench(tmp_path_factory) -> tuple[str, dict]:
     """One quick run of the script on the ``sweep`` preset: (its stdout, its JSON figures)."""
     out = tmp_path_factory.mktemp("bench") / "bench.json"
-    cmd = [sys.executable, str(SCRIPT), "--quick", "--repeats", "1", "--warmup", "1", "--preset", "sweep"]
+    cmd = [sys.executable, str(SCRIPT), "--quick", "--repeats", "1", "--warmup", "1", "--compile-warmup", "1"]
+    cmd += ["--preset", "sweep", "--compile-backend", "aot_eager"]
     proc = subprocess.run([*cmd, "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc.stdout, json.loads(out.read_text())
@@ -43,23 +54,42 @@ def bench(tmp_path_factory) -> tuple[str, dict]:
 @pytest.mark.slow
 def test_bench_quick_run_writes_every_figure(bench):
     stdout, res = bench
-    for heading in ("RL step (median ms)", "peak RSS", "fp32 matmul 2048x2048x2048", "rollout sampling", "targets"):
+    headings = ("RL step (median ms)", "ratio (median of per-round ratios)", "TRL compile", "peak RSS",
+                "fp32 matmul 2048x2048x2048", "rollout sampling", "targets")  # fmt: skip
+    for heading in headings:
         assert heading in stdout, heading
 
     assert set(res) == {"config", "step", "rss_mib", "flops", "rollout", "targets"}
-    assert res["config"]["preset"] == "sweep" and res["config"]["threads"] == {"ours": 1, "trl": 1, "micro": 1}
+    config = res["config"]
+    assert config["preset"] == "sweep" and config["threads"] == {c: 1 for c in (*COLUMNS, "micro")}
+    settings = {c: v["settings"] for c, v in config["columns"].items()}
+    # the kit at gspo-lab train's default (π_old recomputed here, so its forward stays) and at TrainConfig's defaults
+    assert settings["kit_fast"] == {"group_stats": False, "fused_adam": True, "old_forward": True,
+                                    "compile_update": False}  # fmt: skip
+    assert settings["kit_ref"] == {"group_stats": True, "fused_adam": False, "old_forward": True,
+                                   "compile_update": False}  # fmt: skip
+    assert settings["trl"]["torch_compile"] is False and settings["trl_compile"]["torch_compile"] is True
+    assert {c: v["warmup"] for c, v in config["columns"].items()} == {"kit_fast": 1, "kit_ref": 1, "trl": 1,
+                                                                      "trl_compile": 2}  # fmt: skip
 
     step = res["step"]
     # the same work: 16 prompts × G = 8 rows, 24 prompt + 24 response columns, every response 24 tokens
     expected = {"rows": 128, "prompt_cols": 24, "response_cols": 24, "response_tokens": 128 * 24}
-    assert step["shape"]["ours"] == step["shape"]["trl"] == expected
-    for stack in ("ours", "trl"):
-        for part in ("total", "gen", "old_logp", "collect", "update"):
-            assert len(step[stack][part]) == 1 and _finite_positive(step[stack]["median"][part]), (stack, part)
-        assert _finite_positive(step["update_gflops"][stack])
-    assert all(_finite_positive(v) for v in step["ratio_ours_over_trl"].values())
+    assert step["shape"] == {c: expected for c in COLUMNS}
+    assert step["failed"] == {} and step["status"] == {c: "comparable" for c in COLUMNS}
+    for c in COLUMNS:
+        for part in PARTS:
+            assert len(step[c][part]) == 1 and _finite_positive(step[c]["median"][part]), (c, part)
+        assert _finite_positive(step["update_gflops"][c])
+    assert set(step["ratio"]) == {"kit_fast/trl", "kit_ref/trl", "trl_compile/trl", "kit_fast/kit_ref"}
+    assert all(_finite_positive(v) for r in step["ratio"].values() for v in r.values())
+    # TRL's torch_compile really compiled its loss forward (not π_old's), all of it in its warm-up steps
+    comp = step["compile"]
+    assert comp["trl_compile"]["graphs_in_warmup"] > 0 and comp["trl_compile"]["graphs_in_timed"] == 0
+    assert comp["trl_compile"]["compiled_forwards"] == ["fwd_grad"] and comp["trl_compile"]["warmup_steps"] == 2
+    assert all(comp[c]["graphs_in_warmup"] == comp[c]["graphs_in_timed"] == 0 for c in ("kit_fast", "kit_ref", "trl"))
 
-    assert all(_finite_positive(res["rss_mib"][k]) for k in ("ours", "trl", "micro"))
+    assert all(_finite_positive(res["rss_mib"][k]) for k in (*COLUMNS, "micro"))
     flops = res["flops"]
     assert flops["rows"] == 64 and flops["tokens_per_row"] == 48
     assert "2048x2048x2048" in flops["matmul_gflops_median"] and len(flops["matmul_gflops_median"]) == 3
@@ -68,6 +98,71 @@ def test_bench_quick_run_writes_every_figure(bench):
     assert roll["new_tokens"] == {"ours": 128 * 24, "generate": 128 * 24}
     assert _finite_positive(roll["ours_vs_generate"])
     assert set(res["targets"]) == {"step_ratio_le_0.5", "update_flops_ge_half_matmul", "ours_rss_lt_1GiB"}
+
+
+# --- the lockstep driver's bookkeeping, without processes ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def driver():
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import bench_step
+        import step_report
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return bench_step, step_report
+
+
+class FakeWorker:
+    """Replies to "step" as a worker does; ``die_at``: the step on which it dies, as Worker.ask reports a death."""
+
+    def __init__(self, name: str, log: list, die_at: int | None = None, old: bool = True, graphs=()):
+        self.name, self.log, self.die_at, self.old, self.graphs, self.n = name, log, die_at, old, list(graphs), 0
+
+    def ask(self, command=None):
+        self.log.append(self.name)
+        if self.n == self.die_at:
+            raise RuntimeError(f"{self.name} worker died (rc 1):\nTraceback ...\nRuntimeError: inductor failed\n")
+        self.n += 1
+        graphs = self.graphs[self.n - 1] if self.n <= len(self.graphs) else 0
+        times = dict.fromkeys(PARTS, 0.1 * self.n)
+        return {"times": times, "shape": {}, "old_logp_computed": self.old, "graphs": graphs}
+
+
+def test_lockstep_reports_a_failed_compiled_column_and_runs_the_rest(driver):
+    bench_step, _ = driver
+    log: list = []
+    workers = {c: FakeWorker(c, log, die_at=2 if c == "trl_compile" else None) for c in COLUMNS}
+    warmup = {"kit_fast": 1, "kit_ref": 1, "trl": 1, "trl_compile": 3}
+    steps, warm, failed = bench_step.lockstep(workers, warmup, repeats=2)
+    assert failed == {"trl_compile": "RuntimeError: inductor failed"}
+    # its 2 extra warm-up steps alone first, then round r starts at column r mod 4; the dead column is skipped
+    assert log[:6] == ["trl_compile", "trl_compile", "kit_fast", "kit_ref", "trl", "trl_compile"]
+    assert log[6:] == ["kit_ref", "trl", "kit_fast", "trl", "kit_fast", "kit_ref"]
+    assert all(len(steps[c]) == 2 and len(warm[c]) == 1 for c in ("kit_fast", "kit_ref", "trl"))
+    assert steps["trl_compile"] == [] and len(warm["trl_compile"]) == 2
+
+    workers = {c: FakeWorker(c, [], die_at=0 if c == "trl" else None) for c in COLUMNS}
+    with pytest.raises(RuntimeError, match="trl worker died"):  # the columns compared against are not optional
+        bench_step.lockstep(workers, dict.fromkeys(COLUMNS, 1), repeats=1)
+
+
+def test_lockstep_ends_the_run_when_a_column_skips_old_logprobs(driver):
+    bench_step, _ = driver
+    workers = {c: FakeWorker(c, [], old=c != "trl_compile") for c in COLUMNS}
+    with pytest.raises(RuntimeError, match="trl_compile: old log-probs were not computed; every ratio would be"):
+        bench_step.lockstep(workers, dict.fromkeys(COLUMNS, 1), repeats=1)
+
+
+def test_a_graph_compiled_in_a_timed_step_makes_the_column_not_comparable(driver):
+    bench_step, step_report = driver
+    workers = {c: FakeWorker(c, [], graphs=(3, 0, 1) if c == "trl_compile" else ()) for c in COLUMNS}
+    steps, warm, failed = bench_step.lockstep(workers, dict.fromkeys(COLUMNS, 1), repeats=2)
+    step = step_report.summarise_steps(steps, warm, failed)
+    assert step["compile"]["trl_compile"]["graphs_in_warmup"] == 3
+    assert step["compile"]["trl_compile"]["graphs_in_timed"] == 1
+    assert step_report.column_status(step, "trl_compile") == "not comparable: compiled graphs in 1 of 2 timed steps"
+    assert step_report.column_status(step, "trl") == "comparable"
+    assert step["ratio"]["kit_fast/kit_ref"]["total"] == pytest.approx(1.0)
 
 
 # --- the FLOP figure against an independent count ---------------------------------------------------------------
@@ -140,6 +235,6 @@ def test_flop_figure_matches_torch_flop_counter(bench):
 
     # the RL-step table's GFLOP/s uses the same figure: 4 updates on 32 rows = 2 × the 64-row update's FLOPs
     step = res["step"]
-    for stack in ("ours", "trl"):
-        step_flop = step["update_gflops"][stack] * 1e9 * step[stack]["median"]["update"]
-        assert step_flop == pytest.approx(2 * flops["flop_per_update"], rel=1e-9), stack
+    for column in COLUMNS:
+        step_flop = step["update_gflops"][column] * 1e9 * step[column]["median"]["update"]
+        assert step_flop == pytest.approx(2 * flops["flop_per_update"], rel=1e-9), column
