@@ -9,6 +9,7 @@ runner      run cells (resumable, worker processes), the core set, re-run a stor
 store       results on disk: load / write / merge / compare / supersede
 stats       bootstrap and Wilson intervals, per-arm tables, paired per-seed ratios and differences
 endpoint_range  an endpoint's declared range (bounds) and the intervals that stay inside it
+quantiles   Student-t's 0.975 quantiles and the bootstrap's resamples and seed, shared by stats and endpoint_range
 coverage    the simulated per-seed populations on which an interval's coverage, range, width and power are checked
 interval_study  the table of every interval method on them, and the rule that picks the page's
 read        per-rollout curves of any stored arm

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gspo_lab.experiments.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, T_975
+from gspo_lab.experiments.quantiles import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, T_975
 
 __all__ = ["ACCURACY", "DIFFERENCE", "RATIO", "UNBOUNDED", "Link", "link", "check_bounds", "leaves_range",
            "transformed_t", "transformed_bootstrap_t", "transformed_t_ci", "transformed_bootstrap_t_ci"]  # fmt: skip

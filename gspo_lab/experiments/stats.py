@@ -20,6 +20,9 @@ import math
 import numpy as np
 import pandas as pd
 
+import gspo_lab.experiments.endpoint_range as endpoint_range
+from gspo_lab.experiments.quantiles import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, T_975
+
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
@@ -40,9 +43,6 @@ __all__ = [
     "PAGE_INTERVAL",
     "seed_interval",
 ]
-
-BOOTSTRAP_RESAMPLES = 10_000
-BOOTSTRAP_SEED = 0
 
 
 INTERVAL_METHODS = ("percentile", "t", "bootstrap_t", "transformed_t", "transformed_bootstrap_t")
@@ -80,9 +80,6 @@ def seed_interval(values, bounds=None) -> tuple[float, float]:
     ``bounds=(lo, hi)`` declares the range the endpoint takes (endpoint_range.ACCURACY, DIFFERENCE, RATIO): a value
     outside it raises ValueError naming ``values``, and the range-respecting methods work on its scale. The default,
     None, is today's call exactly (no check; the transformed methods then reduce to plain t and bootstrap-t)."""
-    # endpoint_range imports T_975 and the bootstrap constants from here, so it is imported where it is used
-    from gspo_lab.experiments import endpoint_range
-
     method = _INTERVAL[0]
     if bounds is not None:
         values = list(values)
@@ -204,13 +201,6 @@ def per_seed_ratio(curves: pd.DataFrame, num: str = "gspo", den: str = "grpo") -
     :func:`gspo_lab.experiments.read.curves`: columns objective, seed, rollout, value); indexed by seed."""
     per_seed = curves.groupby(["objective", "seed"])["value"].mean().unstack("objective")
     return (per_seed[num] / per_seed[den].where(per_seed[den] > 0)).dropna()
-
-
-#: two-sided 95 % Student-t quantiles t_{0.975, df} for df = 1..30 (standard tables, e.g. NIST/SEMATECH e-Handbook of
-#: Statistical Methods §1.3.6.7.2); past 30 the normal quantile 1.96 is within 2 %
-T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-         2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
 
 
 def t_interval(values) -> tuple[float, float]:
