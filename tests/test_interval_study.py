@@ -81,3 +81,24 @@ def test_the_chosen_method_covers_stays_in_range_and_has_the_power():
     ratio = ("noise ratio GRPO ÷ GSPO, L 16 (1.72)", 5)
     assert chosen.loc[ratio, "power"] > t.loc[ratio, "power"] + 0.1  # the log scale reads a ratio's 5/5 better
     assert set(chosen["group"]) == set(cov.GROUPS)
+
+
+def test_the_stored_table_is_a_run_of_the_study_and_picks_the_page_interval():
+    """data/interval_study.csv (what the findings page's stats section reads) holds every method × population × n at
+    the defaults, its rule picks the page's interval, and a fresh run at 200 samples per cell agrees with it within
+    Monte Carlo error on a spread of cells (a steady, a half-bimodal, a near-a-bound and a power case)."""
+    from gspo_lab.experiments.stats import PAGE_INTERVAL
+
+    stored = s.stored()
+    assert len(stored) == len(cov.ALL_METHODS) * len(cov.STUDY) * len(s.NS)
+    assert set(stored["method"]) == set(cov.ALL_METHODS) and set(stored["population"]) == set(cov.STUDY)
+    assert s.choose(stored).method == PAGE_INTERVAL
+    populations = ["steady", "half (p 0.5)", "collapsed (near 0)", "noise ratio GRPO ÷ GSPO, L 16 (1.72)"]
+    fresh = s.study(reps=200, methods=("t", "bootstrap_t", "transformed_t"), ns=(5,), populations=populations)
+    both = fresh.merge(stored, on=["method", "population", "n"], suffixes=("", "_stored"))
+    assert len(both) == len(fresh) == 12
+    assert (both["coverage"] - both["coverage_stored"]).abs().max() < 0.06  # sd at 200 samples ~0.016
+    assert (both["leaves"] - both["leaves_stored"]).abs().max() < 0.1
+    assert ((both["median_width"] / both["median_width_stored"]) - 1).abs().max() < 0.2
+    power = both.dropna(subset=["power"])
+    assert len(power) == 3 and (power["power"] - power["power_stored"]).abs().max() < 0.1
