@@ -71,16 +71,19 @@ def test_vectorised_intervals_match_the_scalar_ones():
         cov.coverage("t", "normal", 5)
 
 
-def test_the_page_interval_is_the_bootstrap_t_and_can_be_switched():
+def test_the_page_interval_is_transformed_t_and_can_be_switched():
+    from gspo_lab.experiments.endpoint_range import ACCURACY, transformed_t_ci
     from gspo_lab.experiments.stats import STATS_VERSION, bootstrap_t_ci, interval_method, seed_interval
 
     values = [0.02, 0.31, 0.55, 0.12, 0.48]
-    assert STATS_VERSION == 3 and seed_interval(values) == bootstrap_t_ci(values)
+    assert STATS_VERSION == 4 and seed_interval(values, ACCURACY) == transformed_t_ci(values, ACCURACY)
+    with interval_method("bootstrap_t"):  # version 3
+        assert seed_interval(values, ACCURACY) == bootstrap_t_ci(values)
     with interval_method("t"):
         assert seed_interval(values) == t_interval(values)
     with interval_method("percentile"):
         assert seed_interval(values) == bootstrap_ci(values)
-    assert seed_interval(values) == bootstrap_t_ci(values)
+    assert seed_interval(values, ACCURACY) == transformed_t_ci(values, ACCURACY)
     with pytest.raises(ValueError, match="method must be one of"):
         with interval_method("bca"):
             pass

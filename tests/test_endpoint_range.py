@@ -85,11 +85,14 @@ def test_values_outside_their_declared_range_are_refused_by_name():
     er.check_bounds([0.0, 1.0, math.nan], er.ACCURACY)  # closed bounds; a missing value is not checked
 
 
-def test_seed_interval_without_bounds_is_todays_page_interval():
+def test_seed_interval_is_transformed_t_on_the_declared_bounds_from_version_4():
     values = [0.02, 0.31, 0.55, 0.12, 0.48]
-    assert STATS_VERSION == 3
-    assert seed_interval(values) == bootstrap_t_ci(values)
-    assert seed_interval(values, bounds=er.ACCURACY) == bootstrap_t_ci(values)  # the page's method ignores bounds
+    assert STATS_VERSION == 4
+    assert seed_interval(values) == pytest.approx(t_interval(values), abs=1e-12)  # no range: plain Student-t
+    assert seed_interval(values, bounds=er.ACCURACY) == er.transformed_t_ci(values, er.ACCURACY)
+    with interval_method("bootstrap_t"):  # version 3's: ignores bounds
+        assert seed_interval(values) == bootstrap_t_ci(values)
+        assert seed_interval(values, bounds=er.ACCURACY) == bootstrap_t_ci(values)
     with interval_method("transformed_t"):
         assert seed_interval(values) == pytest.approx(t_interval(values), abs=1e-12)
         assert seed_interval(values, er.ACCURACY) == er.transformed_t_ci(values, er.ACCURACY)
@@ -98,11 +101,11 @@ def test_seed_interval_without_bounds_is_todays_page_interval():
 
 
 def test_the_stored_five_of_five_effects_are_shown_on_their_declared_ranges():
-    assert interval_sign(CAP1_MINUS_OFF) == 0  # today's page: bootstrap-t, no difference shown
-    assert interval_sign(np.array(NOISE_RATIO) - 1) == 0
-    with interval_method("transformed_t"):
-        assert interval_sign(CAP1_MINUS_OFF, bounds=er.DIFFERENCE) == 1
-        assert interval_sign(np.array(NOISE_RATIO) - 1, bounds=(-1.0, math.inf)) == 1  # a ratio − 1
+    with interval_method("bootstrap_t"):  # version 3's page: no difference shown
+        assert interval_sign(CAP1_MINUS_OFF) == 0
+        assert interval_sign(np.array(NOISE_RATIO) - 1) == 0
+    assert interval_sign(CAP1_MINUS_OFF, bounds=er.DIFFERENCE) == 1  # version 4's page
+    assert interval_sign(np.array(NOISE_RATIO) - 1, bounds=(-1.0, math.inf)) == 1  # a ratio − 1
 
 
 def test_vectorised_and_scalar_transformed_intervals_agree():

@@ -82,6 +82,56 @@ def test_arm_rate_and_paired_tables():
     assert paired_ratio(table[table.objective == "grpo"].assign(arm=1), ["arm"], "frac").empty
 
 
+def test_paired_cells_carry_the_sign_count_and_every_interval_its_declared_range():
+    """Stats version 4 (issue 35): one format for a paired comparison, ``mean [lo, hi] (n = k; k/n > 0)``, the
+    majority side counted (a zero for neither; both on a tie); every interval on its endpoint's declared range, looked
+    up by name, and an endpoint without one refused."""
+    from gspo_lab.experiments.endpoint_range import ACCURACY, DIFFERENCE, transformed_t_ci
+    from gspo_lab.experiments.stats import interval_method, paired_diff
+    from gspo_lab.findings.fmt import arm_cell, diff_cell, mean_ci, num, signs, summary
+
+    assert signs([0.1, 0.2, 0.3, 0.05, 0.4]) == "5/5 > 0"
+    assert signs([-0.1, 0.0, -0.3, 0.05, -0.4]) == "3/5 < 0"  # the zero counts for neither side
+    assert signs([0.1, -0.1, 0.0, 0.2, -0.2]) == "2/5 > 0, 2/5 < 0"
+    assert signs([0.0, 0.0]) == "2/2 = 0"
+    assert signs([1.2, 1.5, 0.9, 2.0, 1.1], null=1.0) == "4/5 > 1"
+    table = pd.DataFrame({"arm_id": ["a", "b"] * 5, "seed": [s for s in range(5) for _ in "ab"],
+                          "late_acc": [0.6, 0.1, 0.5, 0.2, 0.7, 0.0, 0.55, 0.3, 0.65, 0.05]})  # fmt: skip
+    diff = paired_diff(table, "a", "b", "late_acc")
+    assert diff.name == "late_acc"
+    lo, hi = transformed_t_ci(diff, DIFFERENCE)
+    assert -1 < lo < hi < 1
+    assert diff_cell(diff) == f"{num(diff.mean())} [{num(lo)}, {num(hi)}] (n = 5; 5/5 > 0)"
+    arm = table[table.arm_id == "b"]["late_acc"]
+    lo, hi = transformed_t_ci(arm, ACCURACY)
+    assert arm_cell(arm) == f"{num(arm.mean())} [{num(lo)}, {num(hi)}] (n = 5)" and lo > 0  # Student-t: below 0
+    ratio = summary(pd.Series([1.2, 1.5, 1.9, 2.0, 1.1]), (0.0, math.inf), null=1.0)
+    assert mean_ci(ratio).endswith("(n = 5; 5/5 > 1)") and ratio["ci_low"] > 0
+    with pytest.raises(KeyError, match="no declared range"):
+        summary(pd.Series([0.1, 0.2], name="undeclared_metric"))
+    with pytest.raises(ValueError, match="declared bounds"):
+        summary(pd.Series([0.5, 1.5], name="late_acc"))  # an accuracy above 1 is refused
+    with interval_method("bootstrap_t"):  # version 3's interval ignores the range
+        assert diff_cell(diff) != f"{num(diff.mean())} [{num(lo)}, {num(hi)}] (n = 5; 5/5 > 0)"
+
+
+def test_readings_whose_specs_declared_student_t_take_the_page_interval_from_version_4():
+    """Through version 3 they kept Student-t (the re-reading of version 3 reads them so); from version 4 the page's
+    one interval; and every spec the page names as having declared Student-t says so."""
+    from gspo_lab.experiments.endpoint_range import DIFFERENCE, transformed_t_ci
+    from gspo_lab.experiments.stats import declared_t_interval, interval_method, t_interval
+    from gspo_lab.findings.reread import T_DECLARED_SPECS
+    from gspo_lab.paths import data_dir
+
+    values = [0.10, 0.02, 0.03, 0.01, 0.02]
+    assert declared_t_interval(values, DIFFERENCE) == transformed_t_ci(values, DIFFERENCE)
+    for old in ("bootstrap_t", "percentile"):
+        with interval_method(old):
+            assert declared_t_interval(values, DIFFERENCE) == t_interval(values)
+    for name in T_DECLARED_SPECS:
+        assert "Student-t" in (data_dir() / "specs" / f"{name}.toml").read_text(), name
+
+
 def test_stored_curves_reads_one_arm_and_names_bad_input():
     from gspo_lab.experiments import stored_curves
 

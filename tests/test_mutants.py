@@ -359,7 +359,7 @@ def unit_routing_replay_uses_old_experts(patched: bool) -> bool:
 # --- the findings page's verdict rules (their cases in tests/test_rules.py; broken pieces below) -------------------
 
 
-def sign_of_mean(values) -> int:
+def sign_of_mean(values, bounds=None) -> int:
     """interval_sign without the interval: the sign of the mean decides (a difference of noise reads as an effect)."""
     values = [float(v) for v in values]
     return 0 if not values else int(np.sign(np.mean(values)))
@@ -408,10 +408,20 @@ def trend_without_interval(table):
     return slope, slope, slope
 
 
-def bootstrap_without_resampling(values, level=0.95):
+def bootstrap_without_resampling(values, bounds=None):
     """An "interval" that is the mean twice."""
     m = float(np.mean(list(values)))
     return m, m
+
+
+def version_3_sign(values, bounds=None) -> int:
+    """Stats version 3's bootstrap-t sign in place of the page's interval on the declared range (a reading whose spec
+    declared Student-t, read from version 4 with transformed t): it reads the t-edge case (tests/test_rules.py's EDGE,
+    all seeds above 0, transformed t and Student-t across 0) as above 0."""
+    from gspo_lab.experiments.stats import bootstrap_t_ci
+
+    lo, hi = bootstrap_t_ci(list(values))
+    return 1 if lo > 0 else (-1 if hi < 0 else 0)
 
 
 def robust_by_rule_name(declared, two):
@@ -634,27 +644,31 @@ RULE_MUTANTS += [
     _rule("f10.account", "neither, GSPO keeps its lead", "gspo_lab.findings.f10_why.account_verdict",
           _same(account_two_by_two_only), "content read from the 2×2 alone (skip vs shrink and relative caps ignored)"),
     _rule("f11.position", "t interval across 0 where the bootstrap's is above",
-          "gspo_lab.findings.f11_successors.t_sign", _same(interval_sign),
-          "the percentile bootstrap instead of the declared Student-t interval"),
+          "gspo_lab.findings.f11_successors.declared_t_sign", _same(version_3_sign),
+          "version 3's bootstrap-t instead of the page's interval on the declared range"),
     _rule("f11b.position", "above GRPO, below GSPO", "gspo_lab.findings.f11_successors.position_outcome",
           _same(lambda d_grpo, d_gspo: "gspo_like"), "GSPO's side never read (every lift over GRPO 'like GSPO')"),
-    _rule("f10t.two_by_two", "t interval across 0 where the bootstrap's is above", "gspo_lab.findings.f10_ten.t_sign",
-          _same(interval_sign), "the percentile bootstrap instead of the declared Student-t interval"),
-    _rule("f10u.skip_shrink", "t interval across 0 where the bootstrap's is above", "gspo_lab.findings.f10_ten.t_sign",
-          _same(interval_sign), "the page's bootstrap-t instead of the declared Student-t interval"),
+    _rule("f10t.two_by_two", "t interval across 0 where the bootstrap's is above",
+          "gspo_lab.findings.f10_ten.declared_t",
+          _same(version_3_sign), "version 3's bootstrap-t instead of the page's interval on the declared range"),
+    _rule("f10u.skip_shrink", "t interval across 0 where the bootstrap's is above",
+          "gspo_lab.findings.f10_ten.declared_t",
+          _same(version_3_sign), "version 3's bootstrap-t instead of the page's interval on the declared range"),
     _rule("f10v.dual_cap", "t interval across 0 where the bootstrap's is above",
-          "gspo_lab.findings.f10_dual.t_sign", _same(interval_sign),
-          "the page's bootstrap-t instead of the declared Student-t interval"),
-    _rule("f10w.arm", "like A, below SKIP", "gspo_lab.findings.f10_adam.t_sign",
-          lambda original: functools.wraps(original)(lambda values: original(-values)),
+          "gspo_lab.findings.f10_dual.declared_t", _same(version_3_sign),
+          "version 3's bootstrap-t instead of the page's interval on the declared range"),
+    _rule("f10w.arm", "like A, below SKIP", "gspo_lab.findings.f10_adam.declared_t_sign",
+          lambda original: functools.wraps(original)(lambda values, bounds=None: original(-values, bounds)),
           "the differences read the other way round (A − arm, SKIP − arm)"),
     _rule("f10w.account", "STATE between, STEP and RESET protect", "gspo_lab.findings.f10_adam.account_verdict",
           lambda original: functools.wraps(original)(lambda arms: original({**arms, "STATE": f10_adam.ARM.verdict(
               "harms")})), "MOMENT read from STEP and RESET alone (STATE not required to harm)"),
-    _rule("f10y.two_by_two", "t interval across 0 where the bootstrap's is above", "gspo_lab.findings.f10_sgd.t_sign",
-          _same(interval_sign), "the page's bootstrap-t instead of the declared Student-t interval"),
-    _rule("f10z.branch", "t interval across 0 where the bootstrap's is above", "gspo_lab.findings.f10_branch.t_sign",
-          _same(interval_sign), "the page's bootstrap-t instead of the declared Student-t interval"),
+    _rule("f10y.two_by_two", "t interval across 0 where the bootstrap's is above",
+          "gspo_lab.findings.f10_sgd.declared_t",
+          _same(version_3_sign), "version 3's bootstrap-t instead of the page's interval on the declared range"),
+    _rule("f10z.branch", "t interval across 0 where the bootstrap's is above",
+          "gspo_lab.findings.f10_branch.declared_t_sign",
+          _same(version_3_sign), "version 3's bootstrap-t instead of the page's interval on the declared range"),
     _rule("f10z.paired", "spreads from the runs", "gspo_lab.findings.f10_branch.spreads",
           lambda original: functools.wraps(original)(lambda m, arm, column="late_acc": (
               original(m.assign(seed=range(len(m))), arm, column))),
@@ -669,8 +683,8 @@ RULE_MUTANTS += [
           _same({**f11_successors._CONFIRMS, "below_grpo": "unresolved"}),
           "only 'like GRPO' counted as confirming (a successor worse than GRPO read as unresolved)"),
     _rule("f11c.correction", "t interval across 0 where the bootstrap's is above",
-          "gspo_lab.findings.f11_corrections.t_sign", _same(interval_sign),
-          "the percentile bootstrap instead of the declared Student-t interval"),
+          "gspo_lab.findings.f11_corrections.declared_t_sign", _same(version_3_sign),
+          "version 3's bootstrap-t instead of the page's interval on the declared range"),
     _rule("f8.spikes", "medians 30 and 300", "gspo_lab.findings.f8_dense.SAME_ORDER", _same(30.0),
           "'of the same order' widened to a factor 30"),
 ]  # fmt: skip

@@ -2,11 +2,14 @@
 
 Conventions (declared here once):
     * an *arm* is a grid point without its seed; every number about an arm is over its seeds;
-    * a mean comes with the sample std and a 95 % interval (:func:`seed_interval`): from stats version 3 the
-      bootstrap-t over seeds (10,000 seeded resamples), whose coverage is checked at 5 and 10 seeds
-      (gspo_lab/experiments/coverage.py); until version 2 the percentile bootstrap, which covers ~84 % at 5 seeds;
-    * a caller may declare the range an endpoint takes (``bounds=(lo, hi)``, gspo_lab/experiments/endpoint_range.py):
+    * a mean comes with the sample std and a 95 % interval (:func:`seed_interval`): from stats version 4 transformed
+      t (Student-t for the mean on the endpoint's logit / log scale, gspo_lab/experiments/endpoint_range.py), chosen
+      on coverage, range and power by gspo_lab/experiments/interval_study.py; version 3 the bootstrap-t over seeds
+      (10,000 seeded resamples); until version 2 the percentile bootstrap, which covers ~84 % at 5 seeds;
+    * a caller declares the range an endpoint takes (``bounds=(lo, hi)``, gspo_lab/experiments/endpoint_range.py):
       values outside it are refused, and the range-respecting intervals (issue 35) work on its scale;
+    * readings whose specs declared Student-t (:func:`declared_t_interval`) kept it through version 3; from version
+      4 they take the page's one interval;
     * a rate (collapse) comes with a 95 % Wilson score interval;
     * a ratio of fractions (GSPO / GRPO clipped tokens) is taken per seed — both arms share the seed's prompt stream
       and sampler — then summarised like any number; so is a difference (:func:`paired_diff`).
@@ -41,18 +44,28 @@ __all__ = [
     "INTERVAL_METHODS",
     "STATS_VERSION",
     "PAGE_INTERVAL",
+    "DECLARED_T",
     "seed_interval",
+    "declared_t_interval",
+    "declared_t_sign",
 ]
 
 
 INTERVAL_METHODS = ("percentile", "t", "bootstrap_t", "transformed_t", "transformed_bootstrap_t")
 """The last two (issue 35) respect an endpoint's declared range (gspo_lab/experiments/endpoint_range.py): Student-t
 and the bootstrap-t on the range's transformed scale; without ``bounds`` they are plain t and plain bootstrap-t."""
-STATS_VERSION = 3
-PAGE_INTERVAL = "bootstrap_t"
-"""The page's interval of a mean over seeds from stats version 3 on (issue 22): the bootstrap-t, the one of the three
-whose coverage gspo_lab/experiments/coverage.py finds >= 93 % at 5 and 10 seeds on per-seed distributions like the
-stored ones (stats version 2, findings 1-10 until then: the percentile bootstrap, ~84 % at 5 seeds)."""
+STATS_VERSION = 4
+PAGE_INTERVAL = "transformed_t"
+"""The page's interval of a mean over seeds from stats version 4 on (issue 35): transformed t on the endpoint's
+declared range, the pick of gspo_lab/experiments/interval_study.py's declared rule (coverage >= 0.93 on the steady,
+skewed and half-bimodal shapes at 5 and 10 seeds, never leaves the range, then power). Version 3 (issue 22): the
+bootstrap-t, whose coverage gspo_lab/experiments/coverage.py finds >= 93 % but which leaves [0, 1] and has less power
+against the stored 5/5 effects; version 2, findings 1-10 until then: the percentile bootstrap, ~84 % at 5 seeds."""
+DECLARED_T = {"percentile": "t", "t": "t", "bootstrap_t": "t", "transformed_t": "transformed_t",
+              "transformed_bootstrap_t": "transformed_bootstrap_t"}  # fmt: skip
+"""Page interval -> the interval of a reading whose spec declared Student-t (f2_ten, f10t, f11, …): Student-t as
+declared while the page used another (versions 2 and 3), the page's own once it respects the endpoint's range
+(version 4: one method, so one arm has one spread everywhere)."""
 _INTERVAL = [PAGE_INTERVAL]  # what seed_interval gives; interval_method switches it
 
 
@@ -93,6 +106,27 @@ def seed_interval(values, bounds=None) -> tuple[float, float]:
     if method == "bootstrap_t":
         return bootstrap_t_ci(values)
     return bootstrap_ci(values)
+
+
+def declared_t_interval(values, bounds=None) -> tuple[float, float]:
+    """The 95 % interval of a reading whose spec declared Student-t: :data:`DECLARED_T` of the page's interval
+    (Student-t through stats version 3, :func:`seed_interval` on ``bounds`` from version 4)."""
+    method = DECLARED_T[_INTERVAL[0]]
+    if method == "t":
+        return t_interval(values)
+    with interval_method(method):
+        return seed_interval(values, bounds)
+
+
+def declared_t_sign(values, bounds=None) -> int:
+    """+1 / −1 when :func:`declared_t_interval` of the mean of ``values`` lies above / below 0, else 0."""
+    values = list(values)
+    if len(values) < 2:
+        return 0
+    lo, hi = declared_t_interval(values, bounds)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return 0
+    return 1 if lo > 0 else (-1 if hi < 0 else 0)
 
 
 def bootstrap_ci(values, level: float = 0.95) -> tuple[float, float]:
@@ -167,9 +201,9 @@ def paired_ratio(table: pd.DataFrame, by: list[str], metric: str, num: str = "gs
 
 def paired_diff(table: pd.DataFrame, arm: str, base: str, metric: str, column: str = "arm_id") -> pd.Series:
     """Per seed: ``metric`` of arm ``arm`` minus that of arm ``base`` (arms named in ``column``), over the seeds
-    where both finished; indexed by seed."""
+    where both finished; indexed by seed, named ``metric`` (whose declared range the page's formatters look up)."""
     if table.empty:
-        return pd.Series(dtype=float)
+        return pd.Series(dtype=float, name=metric)
     # each seed's first non-missing value per arm (a pivot table's "first"), on the three columns' arrays: the page
     # calls this ~30,000 times, and a pivot (or a boolean row filter) of the whole table each time took minutes
     names, seeds = table[column].to_numpy(), table["seed"].to_numpy()
@@ -182,7 +216,7 @@ def paired_diff(table: pd.DataFrame, arm: str, base: str, metric: str, column: s
 
     (sa, va), (sb, vb) = per_seed(arm), per_seed(base)
     common, ia, ib = np.intersect1d(sa, sb, return_indices=True)
-    diff = pd.Series(va[ia] - vb[ib], index=pd.Index(common, name="seed"), dtype=float)
+    diff = pd.Series(va[ia] - vb[ib], index=pd.Index(common, name="seed"), dtype=float, name=metric)
     return diff[diff.notna()]
 
 

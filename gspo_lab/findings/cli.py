@@ -14,7 +14,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gspo_lab.findings", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
     parser.add_argument(
-        "--reread", choices=("percentile", "t"), help="print the verdicts that change from it to the page's"
+        "--reread",
+        choices=("bootstrap_t", "percentile", "t"),
+        help="print the verdicts that change from it to the page's (bootstrap_t: stats version 3; percentile: 2)",
     )
     args = parser.parse_args(argv)
     if args.reread:

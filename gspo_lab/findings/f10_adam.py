@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gspo_lab.experiments.stats import paired_diff, t_sign
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
+from gspo_lab.experiments.stats import declared_t_sign, paired_diff
 from gspo_lab.findings.f10_ten import reread_flips
 from gspo_lab.findings.f10_why import SPECS
-from gspo_lab.findings.fmt import robustness, t_cell
+from gspo_lab.findings.fmt import diff_cell, robustness
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import progress, spec
 
@@ -68,7 +69,7 @@ def arm_verdict(vs_plain: pd.Series, vs_skip: pd.Series) -> Verdict:
     """``f10w.arm`` on per-seed differences arm − A and arm − SKIP (pending below two paired seeds of either)."""
     if min(len(vs_plain), len(vs_skip)) < 2:
         return ARM.verdict(PENDING)
-    above_plain, below_skip = t_sign(vs_plain) == 1, t_sign(vs_skip) == -1
+    above_plain, below_skip = declared_t_sign(vs_plain, DIFFERENCE) == 1, declared_t_sign(vs_skip, DIFFERENCE) == -1
     if above_plain and not below_skip:
         return ARM.verdict("protects")
     if below_skip and not above_plain:
@@ -130,7 +131,7 @@ def section(table: pd.DataFrame) -> dict:
             verdict = read_arm(m, arm)
             flips = [] if verdict.outcome == PENDING else reread_flips(lambda r, c, a=arm: read_arm(r, a, c), m,
                                                                        verdict.outcome)  # fmt: skip
-            diffs = [t_cell(paired_diff(m, arm, base, "late_acc")) for base in ("A", "SKIP")]
+            diffs = [diff_cell(paired_diff(m, arm, base, "late_acc")) for base in ("A", "SKIP")]
             rows.append([model, arm, *diffs, str(verdict), robustness(flips), *counts])
             verdicts.append({"model": model, "arm": arm, "verdict": verdict, "sure": "fragile" if flips else "robust"})
         account = read_account(m)

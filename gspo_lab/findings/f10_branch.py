@@ -16,10 +16,11 @@ import math
 
 import pandas as pd
 
-from gspo_lab.experiments.stats import paired_diff, t_sign
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
+from gspo_lab.experiments.stats import declared_t_sign, paired_diff
 from gspo_lab.findings.f10_ten import reread_flips
 from gspo_lab.findings.f10_why import SPECS
-from gspo_lab.findings.fmt import num, off, robustness, t_cell
+from gspo_lab.findings.fmt import diff_cell, num, off, robustness
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import progress, spec
 
@@ -76,7 +77,7 @@ def branch_verdict(diff: pd.Series) -> Verdict:
     """``f10z.branch`` on per-seed branch − trunk differences (pending below two seeds)."""
     if len(diff) < 2:
         return BRANCH.verdict(PENDING)
-    return BRANCH.verdict({1: "higher", -1: "lower", 0: "none"}[t_sign(diff)])
+    return BRANCH.verdict({1: "higher", -1: "lower", 0: "none"}[declared_t_sign(diff, DIFFERENCE)])
 
 
 def spreads(m: pd.DataFrame, arm: str, column: str = "late_acc") -> tuple[float, float]:
@@ -125,7 +126,7 @@ def section(table: pd.DataFrame) -> dict:
             tight = paired_verdict(paired, unpaired)
             g = m[m["arm_id"] == name]
             sure = robustness(flips)
-            rows.append([arm, point, t_cell(diff), str(verdict), sure, num(paired), num(unpaired), str(tight),
+            rows.append([arm, point, diff_cell(diff), str(verdict), sure, num(paired), num(unpaired), str(tight),
                          f"{int(g['collapsed'].sum())}/{len(g)}"])  # fmt: skip
             verdicts.append({"arm": arm, "point": point, "verdict": verdict, "paired": tight})
     trunks = m[m["arm_id"] == "TRUNK"]

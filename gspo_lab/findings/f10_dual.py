@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gspo_lab.experiments.stats import paired_diff, t_sign
+from gspo_lab.experiments.stats import paired_diff
 from gspo_lab.findings.f10_ten import robust_paired, ten_rule
-from gspo_lab.findings.f10_why import DUAL_CAP, SPECS, _signed
-from gspo_lab.findings.fmt import robustness, t_cell
+from gspo_lab.findings.f10_why import DUAL_CAP, SPECS, _signed, declared_t
+from gspo_lab.findings.fmt import diff_cell, robustness
 from gspo_lab.findings.tables import progress, spec
 
 __all__ = ["SPEC", "DUAL_TEN", "dual_ten_verdict", "pool", "robust_dual", "section"]
@@ -29,7 +29,7 @@ DUAL_TEN = ten_rule("f10v.dual_cap", DUAL_CAP, SPEC, "Rule f10v.dual_cap per mod
 
 def dual_ten_verdict(diff: pd.Series):
     """Rule ``f10v.dual_cap`` on per-seed DUAL − CAP differences (pending without two seeds)."""
-    return _signed(DUAL_TEN, diff, t_sign)
+    return _signed(DUAL_TEN, diff, declared_t)
 
 
 def pool(table: pd.DataFrame, model: str, cap: str) -> pd.DataFrame:
@@ -74,7 +74,7 @@ def section(table: pd.DataFrame) -> dict:
             verdict, flips, diff = robust_dual(runs)
             fresh = dual_ten_verdict(paired_diff(runs[runs["fresh"]], "DUAL", "CAP", "late_acc"))
             sure = robustness(flips)
-            rows.append([model, cap, t_cell(diff), str(verdict), fresh.label, sure, *_counts(runs)])
+            rows.append([model, cap, diff_cell(diff), str(verdict), fresh.label, sure, *_counts(runs)])
             verdicts.append({"model": model, "cap": cap, "verdict": verdict, "sure": "fragile" if flips else "robust"})
     header = ["model", "cap", "dual-clip + cap − cap alone, seeds 10-14 + 60-64", "f10v.dual_cap", "fresh seeds alone",
               "robustness", "collapsed, dual-clip (fresh)", "dual-clip (10 seeds)", "cap alone (fresh)",

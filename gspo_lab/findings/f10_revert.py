@@ -18,11 +18,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.spec import cell_key, cells
-from gspo_lab.experiments.stats import paired_diff, t_sign
+from gspo_lab.experiments.stats import declared_t_sign, paired_diff
 from gspo_lab.experiments.store import load_result, result_path, results_dir, stored_files
 from gspo_lab.findings.f10_ten import reread_flips
-from gspo_lab.findings.fmt import robustness, t_cell
+from gspo_lab.findings.fmt import diff_cell, robustness
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import progress, spec
 
@@ -101,9 +102,9 @@ def reversible_verdict(lift: pd.Series, gap: pd.Series) -> Verdict:
     """``f10z.reversible`` on per-seed lift (branch after − trunk after) and gap (trunk pre − branch after)."""
     if len(lift) < 2:
         return REVERSIBLE.verdict(PENDING)
-    if t_sign(lift) != 1:
+    if declared_t_sign(lift, DIFFERENCE) != 1:
         return REVERSIBLE.verdict("none")
-    return REVERSIBLE.verdict("partly" if t_sign(gap) == 1 else "reversed")
+    return REVERSIBLE.verdict("partly" if declared_t_sign(gap, DIFFERENCE) == 1 else "reversed")
 
 
 def read(m: pd.DataFrame, arm: str, column: str = "late_acc") -> tuple[pd.Series, pd.Series, Verdict]:
@@ -141,7 +142,7 @@ def section() -> dict:
                                                                     verdict.outcome)  # fmt: skip
         g = m[m["arm_id"] == arm]
         sure = "—" if verdict.outcome == PENDING else robustness(flips)
-        rows.append([arm, t_cell(lift), t_cell(gap), str(verdict), sure,
+        rows.append([arm, diff_cell(lift, DIFFERENCE), diff_cell(gap, DIFFERENCE), str(verdict), sure,
                      f"{int(g['collapsed'].sum())}/{len(g)}"])  # fmt: skip
         verdicts.append({"arm": arm, "verdict": verdict})
     trunk = m[m["arm_id"] == "TRUNK"]
@@ -158,7 +159,7 @@ def section() -> dict:
         ],  # fmt: skip
         "rows": rows,
         "verdicts": verdicts,
-        "trunk_change": t_cell((trunk["late_acc"] - trunk["pre_acc"]).dropna()),
+        "trunk_change": diff_cell((trunk["late_acc"] - trunk["pre_acc"]).dropna(), DIFFERENCE),
         "trunk_collapsed": f"{int(trunk['collapsed'].sum())}/{len(trunk)}",
         "points": ", ".join(f"seed {s}: {b}" for s, b in zip(points["seed"], points["branch_at"], strict=True)) or "—",
         "reproduced": reproduced(),

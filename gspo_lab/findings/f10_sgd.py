@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gspo_lab.experiments.stats import t_sign
 from gspo_lab.findings.f10_ten import robust_ten
-from gspo_lab.findings.f10_why import EFFECTS, SPECS, TWO_BY_TWO, effects, two_by_two_verdict
-from gspo_lab.findings.fmt import num, robustness, t_cell
+from gspo_lab.findings.f10_why import EFFECTS, SPECS, TWO_BY_TWO, declared_t, effects, two_by_two_verdict
+from gspo_lab.findings.fmt import diff_cell, num, robustness
 from gspo_lab.findings.rules import Rule, register
 from gspo_lab.findings.tables import declared, progress, spec
 
@@ -69,7 +68,7 @@ def section() -> dict:
 
 def sgd_verdict(diffs: dict[str, pd.Series]):
     """``f10y.two_by_two`` on the four effects' per-seed differences."""
-    return two_by_two_verdict(diffs, SGD_TWO, t_sign)
+    return two_by_two_verdict(diffs, SGD_TWO, declared_t)
 
 
 def two_by_two_section(table: pd.DataFrame) -> dict:
@@ -81,7 +80,9 @@ def two_by_two_section(table: pd.DataFrame) -> dict:
         verdict, flips = robust_ten(m, sgd_verdict, len(spec(SPECS["sgd_two"]).confirm_seeds))
         counts = {a: f"{int(g['collapsed'].sum())}/{len(g)}" for a in "ABCD" for g in [m[m["arm_id"] == a]]}
         sure = robustness(flips)
-        rows.append([model, *(t_cell(d) for d in effects(m).values()), " / ".join(counts.values()), str(verdict), sure])
+        rows.append(
+            [model, *(diff_cell(d) for d in effects(m).values()), " / ".join(counts.values()), str(verdict), sure]
+        )
         verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust",
                          "grpo_collapsed": counts["A"]})  # fmt: skip
     header = ["model", *EFFECTS, "collapsed A / B / C / D", "f10y.two_by_two (seeds 85-89)", "robustness"]

@@ -4,9 +4,10 @@ seeds 30-34 with ``data/specs/f10u_shrink_skip_ten.toml``'s 60-64, rule ``f10u.s
 Student-t interval over the ten seeds, with the same robustness re-readings).
 
 Rule ``f10t.two_by_two`` per model: ``f10.two_by_two``'s outcomes and logic on the ten seeds, each of the four paired
-effects *higher* when its 95 % Student-t interval lies above 0 (:func:`gspo_lab.experiments.stats.t_sign`). Declared
-with it: re-read with each seed left out, on training-reward AUC and on the final evaluation alone; a verdict that
-changes under any of them is *fragile*. Beside it, the fresh seeds alone under the same rule.
+effects *higher* when its 95 % Student-t interval lies above 0 (:func:`gspo_lab.experiments.stats.declared_t_sign`:
+Student-t as declared through stats version 3, the page's transformed t from version 4). Declared with it: re-read
+with each seed left out, on training-reward AUC and on the final evaluation alone; a verdict that changes under any of
+them is *fragile*. Beside it, the fresh seeds alone under the same rule.
 """
 
 from __future__ import annotations
@@ -16,9 +17,18 @@ from dataclasses import replace
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
-from gspo_lab.experiments.stats import paired_diff, t_sign
-from gspo_lab.findings.f10_why import EFFECTS, SKIP_SHRINK, SPECS, TWO_BY_TWO, _signed, effects, two_by_two_verdict
-from gspo_lab.findings.fmt import robustness, t_cell
+from gspo_lab.experiments.stats import paired_diff
+from gspo_lab.findings.f10_why import (
+    EFFECTS,
+    SKIP_SHRINK,
+    SPECS,
+    TWO_BY_TWO,
+    _signed,
+    declared_t,
+    effects,
+    two_by_two_verdict,
+)
+from gspo_lab.findings.fmt import diff_cell, robustness
 from gspo_lab.findings.rules import PENDING, Rule, register
 from gspo_lab.findings.tables import progress, spec
 
@@ -49,7 +59,7 @@ TEN = ten_rule("f10t.two_by_two", TWO_BY_TWO, SPECS["ten"], "Rule f10t.two_by_tw
 
 def ten_verdict(diffs: dict[str, pd.Series]):
     """Rule ``f10t.two_by_two`` on the four effects' per-seed differences."""
-    return two_by_two_verdict(diffs, TEN, t_sign)
+    return two_by_two_verdict(diffs, TEN, declared_t)
 
 
 def reread_flips(read, m: pd.DataFrame, outcome: str, name=lambda v: v.label) -> list[str]:
@@ -88,7 +98,7 @@ def section(table: pd.DataFrame) -> dict:
     for model, m in pool.groupby("model", sort=False):
         verdict, flips = robust_ten(m)
         fresh = ten_verdict(effects(m[m["source"] == SPECS["ten"]]))
-        cells = [t_cell(d) for d in effects(m).values()]
+        cells = [diff_cell(d) for d in effects(m).values()]
         sure = robustness(flips)
         rows.append([model, *cells, str(verdict), fresh.label.split(":")[0], sure])
         verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust"})
@@ -103,7 +113,7 @@ SKIP_TEN = ten_rule(
 
 def skip_ten_verdict(diff: pd.Series):
     """Rule ``f10u.skip_shrink`` on per-seed SKIP − SHRINK differences (pending without two seeds)."""
-    return _signed(SKIP_TEN, diff, t_sign)
+    return _signed(SKIP_TEN, diff, declared_t)
 
 
 def robust_paired(m: pd.DataFrame, arm: str, base: str, read) -> tuple:
@@ -142,7 +152,7 @@ def skip_section(table: pd.DataFrame) -> dict:
             f"{m[m['arm_id'] == 'SHRINK']['capped'].mean():.1%}",
         ]
         sure = robustness(flips)
-        rows.append([model, t_cell(diff), str(verdict), fresh.label, sure, *counts, *shares])
+        rows.append([model, diff_cell(diff), str(verdict), fresh.label, sure, *counts, *shares])
         verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust"})
     header = ["model", "SKIP − SHRINK, seeds 30-34 + 60-64", "f10u.skip_shrink", "fresh seeds alone", "robustness",
               "collapsed, SKIP", "collapsed, SHRINK", "updates skipped", "updates capped"]  # fmt: skip

@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gspo_lab.experiments.stats import interval_sign, paired_diff
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
+from gspo_lab.experiments.stats import declared_t_sign, interval_sign, paired_diff
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 
 __all__ = [
@@ -193,11 +194,23 @@ EFFECTS = {
 }
 
 
+def page_sign(diff: pd.Series) -> int:
+    """The page's :func:`~gspo_lab.experiments.stats.interval_sign` of per-seed differences of accuracies (declared
+    range: DIFFERENCE)."""
+    return interval_sign(diff, DIFFERENCE)
+
+
+def declared_t(diff: pd.Series) -> int:
+    """:func:`~gspo_lab.experiments.stats.declared_t_sign` of per-seed differences of accuracies (declared range:
+    DIFFERENCE): the sign of the readings whose specs declared Student-t (f10t, f10s, f10d)."""
+    return declared_t_sign(diff, DIFFERENCE)
+
+
 def _signed(rule: Rule, diff: pd.Series, sign=None) -> Verdict:
-    """``rule``'s higher / lower / none on per-seed differences by ``sign`` (default: the page's interval_sign)."""
+    """``rule``'s higher / lower / none on per-seed differences by ``sign`` (default: :func:`page_sign`)."""
     if len(diff) < 2:
         return rule.verdict(PENDING)
-    return rule.verdict(_SIGN[(sign or interval_sign)(diff)])
+    return rule.verdict(_SIGN[(sign or page_sign)(diff)])
 
 
 def late_verdict(diff: pd.Series) -> Verdict:
@@ -225,7 +238,7 @@ def rel_gspo_verdict(diff: pd.Series) -> Verdict:
     *confirmed* when the 95 % interval lies above 0."""
     if len(diff) < 2:
         return REL_GSPO.verdict(PENDING)
-    return REL_GSPO.verdict("confirmed" if interval_sign(diff) > 0 else "not")
+    return REL_GSPO.verdict("confirmed" if page_sign(diff) > 0 else "not")
 
 
 def effects(runs: pd.DataFrame, column: str = "late_acc") -> dict[str, pd.Series]:
@@ -238,7 +251,7 @@ def two_by_two_verdict(diffs: dict[str, pd.Series], rule: Rule | None = None, si
     effects are higher and neither direction effect is; *content* the other way round; *both* when all four are
     higher; *neither* when none is; else *mixed*. ``rule`` / ``sign``: another rule with the same outcomes and its
     interval (``f10t.two_by_two``: Student-t over ten seeds); default this rule's percentile bootstrap."""
-    rule, sign = rule or TWO_BY_TWO, sign or interval_sign
+    rule, sign = rule or TWO_BY_TWO, sign or page_sign
     if set(diffs) != set(EFFECTS):
         raise ValueError(f"diffs must hold the effects {sorted(EFFECTS)}, got {sorted(diffs)}")
     if any(len(d) < 2 for d in diffs.values()):

@@ -13,10 +13,11 @@ import pandas as pd
 
 import gspo_lab.experiments.reading as reading
 from gspo_lab.corrections import MODES
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.spec import cells
-from gspo_lab.experiments.stats import paired_diff, t_sign
+from gspo_lab.experiments.stats import declared_t_sign, paired_diff
 from gspo_lab.experiments.store import load_result, result_path
-from gspo_lab.findings.fmt import num, robustness, t_cell
+from gspo_lab.findings.fmt import arm_cell, diff_cell, num, robustness
 from gspo_lab.findings.rules import PENDING, Rule, class_verdict, register
 from gspo_lab.findings.tables import MODELS, declared, progress, spec, with_base
 
@@ -47,7 +48,7 @@ def correction_verdict(diff):
     """Rule ``f11c.correction`` on the per-seed differences arm − RECOMPUTE."""
     if len(diff) == 0:
         return CORRECTION.verdict(PENDING)
-    return CORRECTION.verdict({1: "helps", -1: "hurts", 0: "none"}[t_sign(diff)])
+    return CORRECTION.verdict({1: "helps", -1: "hurts", 0: "none"}[declared_t_sign(diff, DIFFERENCE)])
 
 
 def robust_correction(table: pd.DataFrame, arm: str) -> tuple:
@@ -102,13 +103,13 @@ def section() -> tuple[dict, dict]:
             if g.empty:
                 continue
             k, n = int(g["collapsed"].sum()), len(g)
-            cells_ = [model, objective, arm, t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})",
+            cells_ = [model, objective, arm, arm_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})",
                       num(g["rho"].mean()), num(g["masked"].mean()), num(g["truncated"].mean())]  # fmt: skip
             if arm == "RECOMPUTE":
                 cells_ += ["—", "the baseline", "—"]
             else:
                 verdict, flips = robust_correction(m, arm)
-                cells_ += [t_cell(paired_diff(m, arm, "RECOMPUTE", "late_acc")), str(verdict),
+                cells_ += [diff_cell(paired_diff(m, arm, "RECOMPUTE", "late_acc")), str(verdict),
                            robustness(flips)]  # fmt: skip
                 verdicts.append(
                     {

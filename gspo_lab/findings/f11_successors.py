@@ -15,8 +15,9 @@ from dataclasses import replace
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
-from gspo_lab.experiments.stats import paired_diff, t_sign
-from gspo_lab.findings.fmt import clip_label, robustness, t_cell
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
+from gspo_lab.experiments.stats import declared_t_sign, paired_diff
+from gspo_lab.findings.fmt import arm_cell, clip_label, diff_cell, robustness
 from gspo_lab.findings.rules import PENDING, Rule, class_verdict, register
 from gspo_lab.findings.tables import F2, MODELS, declared, progress, spec, with_base
 
@@ -114,7 +115,7 @@ def position_outcome(d_grpo, d_gspo) -> str:
     (objective − GRPO, objective − GSPO) per seed; PENDING without both."""
     if len(d_grpo) == 0 or len(d_gspo) == 0:
         return PENDING
-    above_grpo, vs_gspo = t_sign(d_grpo), t_sign(d_gspo)
+    above_grpo, vs_gspo = declared_t_sign(d_grpo, DIFFERENCE), declared_t_sign(d_gspo, DIFFERENCE)
     if vs_gspo > 0:
         return "above_gspo"
     if above_grpo > 0:
@@ -190,12 +191,12 @@ def _rows(table: pd.DataFrame, rule: Rule = POSITION) -> tuple[list, list]:
             if g.empty:
                 continue
             k, n = int(g["collapsed"].sum()), len(g)
-            cells = [model, arm, t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})"]
+            cells = [model, arm, arm_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})"]
             if arm in SUCCESSORS:
                 verdict, flips = robust_position(m, arm, rule)
                 d_grpo, d_gspo = (paired_diff(m, arm, base, "late_acc") for base in ("grpo", "gspo"))
                 fragile = robustness(flips)
-                cells += [t_cell(d_grpo), t_cell(d_gspo), str(verdict), fragile]
+                cells += [diff_cell(d_grpo), diff_cell(d_gspo), str(verdict), fragile]
                 verdicts.append(
                     {
                         "model": model,
@@ -270,12 +271,12 @@ def _confirm() -> dict:
         verdict = confirm_verdict(position)
         k, n = int(g["collapsed"].sum()), len(g)
         sure = robustness(flips)
-        diffs = [t_cell(paired_diff(table, objective, base, "late_acc")) for base in ("grpo", "gspo")]
-        rows.append([objective, t_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})", *diffs,
+        diffs = [diff_cell(paired_diff(table, objective, base, "late_acc")) for base in ("grpo", "gspo")]
+        rows.append([objective, arm_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})", *diffs,
                      str(position), str(verdict), sure])  # fmt: skip
         verdicts.append({"objective": objective, "verdict": verdict, "fragile": bool(flips),
                          "sure": "fragile" if flips else "robust"})  # fmt: skip
-    baselines = [[arm, t_cell(g["late_acc"]), f"{int(g['collapsed'].sum())}/{len(g)}"]
+    baselines = [[arm, arm_cell(g["late_acc"]), f"{int(g['collapsed'].sum())}/{len(g)}"]
                  for arm in ("grpo", "gspo") if len(g := table[table["arm_id"] == arm])]  # fmt: skip
     return {"progress": progress(spec(SPEC_D)), "rows": rows, "verdicts": verdicts, "baselines": baselines}
 

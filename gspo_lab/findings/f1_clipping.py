@@ -18,6 +18,7 @@ import math
 
 import pandas as pd
 
+from gspo_lab.experiments.endpoint_range import DIFFERENCE, RATIO
 from gspo_lab.experiments.read import curves
 from gspo_lab.experiments.stats import interval_sign, paired_diff, paired_ratio
 from gspo_lab.experiments.store import finished
@@ -67,14 +68,14 @@ def accuracy_verdict(diff: pd.Series) -> Verdict:
     """``f1.accuracy`` on the headline arm's per-seed differences GSPO − GRPO of final held-out accuracy."""
     if len(diff) < 2:
         return ACCURACY.verdict(PENDING)
-    return ACCURACY.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff)])
+    return ACCURACY.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)])
 
 
 def clip_ratio_verdict(ratios: pd.Series, seeds_declared: int) -> Verdict:
     """``f1.clip_ratio`` on the per-seed ratios GSPO ÷ GRPO of the headline arm (module docstring)."""
     if len(ratios) == 0:
         return CLIP_RATIO.verdict(PENDING)
-    r = summary(ratios)
+    r = summary(ratios, RATIO)
     low = r["ci_low"] if math.isfinite(r["ci_low"]) else r["min"]
     outcome = "reproduced" if low >= REPRODUCED_RATIO else ("partly" if low >= PARTLY_RATIO else "not")
     done = "" if len(ratios) >= seeds_declared else f"{len(ratios)} of {seeds_declared} seeds finished"
@@ -133,7 +134,7 @@ def section() -> tuple[dict, dict]:
     ctx = {
         "progress": progress(s),
         "rows": rows,
-        "headline": summary(head),
+        "headline": summary(head, RATIO, null=1.0),
         "rule": CLIP_RATIO,
         "verdict": clip_ratio_verdict(head, len(s.confirm_seeds)),
         "accuracy": {
@@ -142,7 +143,7 @@ def section() -> tuple[dict, dict]:
             "lower": int((acc < 0).sum()),
             "n": len(acc),
         },
-        "by_responses": summary(by_seq),
+        "by_responses": summary(by_seq, RATIO, null=1.0),
         "absolute": {
             "grpo": grpo,
             "gspo": gspo,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import interval_sign, paired_diff, rate_table
 from gspo_lab.findings.fmt import diff_cell
 from gspo_lab.findings.rules import (
@@ -78,7 +79,7 @@ def reward_auc_verdict(diff: pd.Series) -> Verdict:
     """``f2e.reward_auc`` on per-seed differences GSPO − GRPO of the training-reward AUC."""
     if len(diff) < 2:
         return REWARD_AUC.verdict(PENDING)
-    return REWARD_AUC.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff)])
+    return REWARD_AUC.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)])
 
 
 REWARD_CONFIRM = register(
@@ -100,7 +101,7 @@ def reward_confirm_verdict(diff: pd.Series) -> Verdict:
     """``f2e.reward_confirm``: GSPO − GRPO reward AUC on the fresh seeds, interval above 0."""
     if len(diff) < 2:
         return REWARD_CONFIRM.verdict(PENDING)
-    return REWARD_CONFIRM.verdict("confirmed" if interval_sign(diff) > 0 else "not")
+    return REWARD_CONFIRM.verdict("confirmed" if interval_sign(diff, DIFFERENCE) > 0 else "not")
 
 
 def _paired(table: pd.DataFrame, metric: str) -> pd.Series:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import interval_sign, paired_diff
 from gspo_lab.findings.fmt import clip_label, diff_cell
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
@@ -34,7 +35,7 @@ def late_verdict(diff: pd.Series) -> Verdict:
     """``f2r.late`` on per-seed differences of late held-out accuracy."""
     if len(diff) < 2:
         return LATE.verdict(PENDING)
-    return LATE.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff)])
+    return LATE.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)])
 
 
 #: the late-accuracy comparisons the f2r specs declare, per model: (arm, its comparison arm); arms are named

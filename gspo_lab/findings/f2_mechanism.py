@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import interval_sign, paired_diff, rate_table
 from gspo_lab.findings.f2_spikes import plot_spikes
@@ -145,7 +146,7 @@ def dose_trend_verdict(late: pd.DataFrame, caps: tuple[str, ...] | None = None) 
     if any(pd.isna(m) for m in means):
         return DOSE_TREND.verdict(PENDING)
     ends = paired_diff(late.assign(arm_id=late["clip"]), caps[-1], caps[0], "late_acc")
-    if interval_sign(ends) <= 0:
+    if interval_sign(ends, DIFFERENCE) <= 0:
         return DOSE_TREND.verdict("none")
     return DOSE_TREND.verdict("rises" if all(a < b for a, b in zip(means, means[1:], strict=False)) else "overall")
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
-from gspo_lab.experiments.stats import paired_diff, t_sign
-from gspo_lab.findings.fmt import clip_label, robustness, t_cell
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
+from gspo_lab.experiments.stats import declared_t_sign, paired_diff
+from gspo_lab.findings.fmt import clip_label, diff_cell, robustness
 from gspo_lab.findings.rules import PENDING, Rule, register
 from gspo_lab.findings.tables import F2, MODELS, declared, progress, spec, with_base
 
@@ -82,11 +83,11 @@ def robust_ten(m: pd.DataFrame) -> tuple:
 def robust_gap(m: pd.DataFrame) -> list[str]:
     """The re-readings under which the sign of GSPO − GRPO late held-out accuracy (Student-t interval: above 0, below,
     or across) changes: each seed left out, training-reward AUC, the final evaluation alone."""
-    sign = t_sign(paired_diff(m, "gspo", "grpo", "late_acc"))
+    sign = declared_t_sign(paired_diff(m, "gspo", "grpo", "late_acc"), DIFFERENCE)
     flips = [name for name, column in (("reward AUC", "reward_auc"), ("final evaluation", "eval_final"))
-             if t_sign(paired_diff(m, "gspo", "grpo", column)) != sign]  # fmt: skip
-    flips += [f"without seed {s}" for s in sorted(m["seed"].unique())
-              if t_sign(paired_diff(m[m["seed"] != s], "gspo", "grpo", "late_acc")) != sign]  # fmt: skip
+             if declared_t_sign(paired_diff(m, "gspo", "grpo", column), DIFFERENCE) != sign]  # fmt: skip
+    left_out = {s: paired_diff(m[m["seed"] != s], "gspo", "grpo", "late_acc") for s in sorted(m["seed"].unique())}
+    flips += [f"without seed {s}" for s, d in left_out.items() if declared_t_sign(d, DIFFERENCE) != sign]
     return flips
 
 
@@ -119,7 +120,7 @@ def section() -> tuple[dict, dict]:
     for model, m in table.groupby("model", sort=False):
         verdict, flips = robust_ten(m)
         count, first, again = (_counts(part) for part in (m, m[m["source"] != SPEC], m[m["source"] == SPEC]))
-        diff = t_cell(paired_diff(m, "gspo", "grpo", "late_acc"))
+        diff = diff_cell(paired_diff(m, "gspo", "grpo", "late_acc"))
         sure = robustness(flips)
         counts = [f"{first.get(o, '—')} → {again.get(o, '—')} = {count.get(o, '—')}" for o in ("grpo", "gspo")]
         rows.append([model, *counts, diff, str(verdict), sure])

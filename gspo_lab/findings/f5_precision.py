@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import interval_sign, paired_diff
 from gspo_lab.experiments.store import finished
@@ -124,12 +125,12 @@ def claim_verdict(grpo: pd.Series, gspo: pd.Series, seeds_declared: int) -> Verd
 
 
 def nonzero_verdict(diff: pd.Series) -> Verdict:
-    return NONZERO.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff)])
+    return NONZERO.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)])
 
 
 def confirm_verdict(first: pd.Series, fresh: pd.Series) -> Verdict:
     """``f5.confirm`` on a difference's per-seed values on the first and the fresh seeds (module docstring)."""
-    s1, s2 = interval_sign(first), interval_sign(fresh)
+    s1, s2 = interval_sign(first, DIFFERENCE), interval_sign(fresh, DIFFERENCE)
     if s1 == 0:
         return CONFIRM.verdict("nothing")
     return CONFIRM.verdict("confirmed" if s2 == s1 else "not")
@@ -241,7 +242,7 @@ def confirm_section() -> tuple[dict, dict]:
         d1, d2 = paired_diff(first, arm_id, base, "eval_final"), paired_diff(table, arm_id, base, "eval_final")
         v = confirm_verdict(d1, d2)
         label = v.label + (
-            " (fresh seeds: interval excludes 0)" if v.outcome == "nothing" and interval_sign(d2) else ""
+            " (fresh seeds: interval excludes 0)" if v.outcome == "nothing" and interval_sign(d2, DIFFERENCE) else ""
         )
         if v.outcome != "nothing":
             verdicts.append(

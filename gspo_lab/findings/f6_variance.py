@@ -22,8 +22,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from gspo_lab.experiments.endpoint_range import UNBOUNDED
 from gspo_lab.experiments.stats import BOOTSTRAP_SEED, interval_sign
 from gspo_lab.experiments.store import finished
+from gspo_lab.findings.endpoints import RATIO_MINUS_ONE
 from gspo_lab.findings.fmt import diff_cell, mean_ci, num, summary
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import progress, spec
@@ -84,7 +86,8 @@ def above_one_verdict(ratios: pd.Series) -> Verdict:
     """``f6.above_one`` on one length's per-seed noise ratios."""
     if len(ratios) < 2:
         return ABOVE_ONE.verdict(PENDING)
-    return ABOVE_ONE.verdict({1: "above", -1: "below", 0: "inside"}[interval_sign(pd.Series(ratios) - 1)])
+    sign = interval_sign(pd.Series(list(ratios), dtype=float) - 1, RATIO_MINUS_ONE)
+    return ABOVE_ONE.verdict({1: "above", -1: "below", 0: "inside"}[sign])
 
 
 def trend(table: pd.DataFrame) -> tuple[float, float, float]:
@@ -113,13 +116,13 @@ def relvar_change_verdict(diff: pd.Series) -> Verdict:
     """``f6.relvar_change`` on one objective's per-seed RelVar difference, clipped minus unclipped."""
     if len(diff) < 2:
         return RELVAR_CHANGE.verdict(PENDING)
-    return RELVAR_CHANGE.verdict({1: "rises", -1: "falls", 0: "none"}[interval_sign(diff)])
+    return RELVAR_CHANGE.verdict({1: "rises", -1: "falls", 0: "none"}[interval_sign(diff, UNBOUNDED)])
 
 
 def _rows(table: pd.DataFrame) -> list[list]:
     rows = []
     for (length, clipped), group in table.groupby(["length", "clipped"], sort=True):
-        r = summary(group["noise_ratio_kK"])
+        r = summary(group["noise_ratio_kK"], null=1.0)
         relvar = f"{num(group['rel_variance_grpo_kK'].mean())} / {num(group['rel_variance_gspo_kK'].mean())}"
         rows.append(
             [
@@ -140,7 +143,11 @@ def section() -> tuple[dict, dict]:
     table = finished(s, "confirm")
     unclipped, clipped = table[~table["clipped"].astype(bool)], table[table["clipped"].astype(bool)]
     per_length = [
-        {"L": L, "ratio": mean_ci(summary(g["noise_ratio_kK"])), "verdict": above_one_verdict(g["noise_ratio_kK"])}
+        {
+            "L": L,
+            "ratio": mean_ci(summary(g["noise_ratio_kK"], null=1.0)),
+            "verdict": above_one_verdict(g["noise_ratio_kK"]),
+        }
         for L, g in unclipped.groupby("length")
     ]
     slope, lo, hi = trend(unclipped)
@@ -157,7 +164,7 @@ def section() -> tuple[dict, dict]:
                 "objective": objective.upper(),
                 "unclipped": num(pair[(col, False)].mean()),
                 "clipped": num(pair[(col, True)].mean()),
-                "diff": diff_cell(diff),
+                "diff": diff_cell(diff, UNBOUNDED),
                 "verdict": relvar_change_verdict(diff),
             }
         )
@@ -168,7 +175,7 @@ def section() -> tuple[dict, dict]:
         "grows": grows_verdict(unclipped),
         "slope": f"{num(slope)} [{num(lo)}, {num(hi)}]",
         "clipped_L": length,
-        "clipped_ratio": mean_ci(summary(clipped["noise_ratio_kK"])),
+        "clipped_ratio": mean_ci(summary(clipped["noise_ratio_kK"], null=1.0)),
         "clipped": above_one_verdict(clipped["noise_ratio_kK"]),
         "change": change,
     }

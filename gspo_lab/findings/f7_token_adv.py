@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import paired_diff, seed_interval
 from gspo_lab.experiments.store import finished
 from gspo_lab.findings.fmt import diff_cell, mean_ci, num, summary
@@ -49,7 +50,7 @@ def confirm_verdict(diff: pd.Series) -> Verdict:
     """``f7.confirm``: GSPO-token (λ) − GSPO final held-out accuracy on the fresh seeds, interval above 0."""
     if len(diff) < 2:
         return CONFIRM.verdict(PENDING)
-    lo, _ = seed_interval(list(diff))
+    lo, _ = seed_interval(list(diff), DIFFERENCE)
     return CONFIRM.verdict("confirmed" if lo > 0 else "not")
 
 
@@ -61,7 +62,7 @@ def credit_verdict(diff: pd.Series) -> Verdict:
     """``f7.token_credit`` on the per-seed differences GSPO-token (λ) − GSPO (module docstring)."""
     if len(diff) < 2:
         return CREDIT.verdict(PENDING)
-    lo, _ = seed_interval(list(diff))
+    lo, _ = seed_interval(list(diff), DIFFERENCE)
     return CREDIT.verdict("helps" if lo > 0 else "none")
 
 
@@ -92,7 +93,7 @@ def section() -> tuple[dict, dict]:
                 "lam": arm_id.split("=")[1],
                 "verdict": credit_verdict(d),
                 "mean": num(d.mean()),
-                "low": num(seed_interval(list(d))[0]),
+                "low": num(seed_interval(list(d), DIFFERENCE)[0]),
             }
         )
     c = spec(CONFIRM_SPEC)

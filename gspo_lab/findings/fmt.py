@@ -10,10 +10,11 @@ import math
 
 import pandas as pd
 
-from gspo_lab.experiments.stats import arm_table, seed_interval, t_interval
+from gspo_lab.experiments.stats import arm_table, seed_interval
+from gspo_lab.findings.endpoints import bounds_of, difference_bounds
 
-__all__ = ["num", "mean_ci", "diff_cell", "t_cell", "rate_cell", "spread", "summary", "clip_label", "off", "robustness",
-           "FILTERS"]  # fmt: skip
+__all__ = ["num", "signs", "mean_ci", "diff_cell", "arm_cell", "rate_cell", "spread", "summary", "clip_label", "off",
+           "robustness", "FILTERS"]  # fmt: skip
 
 
 def off(value) -> bool:
@@ -40,44 +41,61 @@ def num(x, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-def summary(values) -> dict:
-    """Mean, std, 95 % bootstrap interval, min, max and count (``seeds``) of ``values`` (over seeds, in their order:
-    the bootstrap resamples by position): one arm's numbers."""
-    table = arm_table(pd.DataFrame({"a": 0, "v": pd.Series(list(values), dtype=float)}), ["a"], "v")
-    if table.empty:
-        return {
-            "seeds": 0,
-            "mean": math.nan,
-            "std": math.nan,
-            "ci_low": math.nan,
-            "ci_high": math.nan,
-            "min": math.nan,
-            "max": math.nan,
-        }
-    return table.iloc[0].drop("a").to_dict()
+def _bounds(values, bounds):
+    """``bounds`` if given, else the declared range of the endpoint ``values`` is named for (a KeyError if none)."""
+    return bounds if bounds is not None else bounds_of(getattr(values, "name", None))
+
+
+def signs(values, null: float = 0.0) -> str:
+    """The sign count of paired per-seed ``values`` against ``null``: ``k/n > 0`` or ``k/n < 0`` for the majority
+    direction (both on a tie), a value equal to ``null`` counting for neither side; ``n/n = 0`` when all are."""
+    x = pd.Series(list(values), dtype=float).dropna()
+    n, above, below = len(x), int((x > null).sum()), int((x < null).sum())
+    if above == below == 0:
+        return f"{n}/{n} = {num(null)}"
+    parts = [f"{above}/{n} > {num(null)}"] * (above >= below) + [f"{below}/{n} < {num(null)}"] * (below >= above)
+    return ", ".join(parts)
+
+
+def summary(values, bounds=None, null: float | None = None) -> dict:
+    """Mean, std, the page's 95 % interval on the endpoint's declared ``bounds`` (default: looked up by the name of
+    ``values``, gspo_lab/findings/endpoints.py), min, max and count (``seeds``) of ``values`` over seeds: one arm's
+    numbers. ``null``: for paired per-seed values (a ratio against 1), their sign count against it as ``signs``."""
+    bounds = _bounds(values, bounds)
+    values = list(values)
+    table = arm_table(pd.DataFrame({"a": 0, "v": pd.Series(values, dtype=float)}), ["a"], "v", bounds)
+    row = {"seeds": 0, "mean": math.nan, "std": math.nan, "ci_low": math.nan, "ci_high": math.nan, "min": math.nan,
+           "max": math.nan} if table.empty else table.iloc[0].drop("a").to_dict()  # fmt: skip
+    if null is not None:
+        row["signs"] = signs(values, null)
+    return row
 
 
 def mean_ci(row) -> str:
-    """``mean [ci_low, ci_high]`` of an arm row (:func:`summary`, :func:`~gspo_lab.experiments.stats.arm_table`)."""
-    return f"{num(row['mean'])} [{num(row['ci_low'])}, {num(row['ci_high'])}]"
+    """``mean [ci_low, ci_high]`` of an arm row (:func:`summary`, :func:`~gspo_lab.experiments.stats.arm_table`);
+    of paired values (a row with ``signs``) ``mean [ci_low, ci_high] (n = k; signs)``, as :func:`diff_cell`."""
+    text = f"{num(row['mean'])} [{num(row['ci_low'])}, {num(row['ci_high'])}]"
+    return text + (f" (n = {int(row['seeds'])}; {row['signs']})" if "signs" in row else "")
 
 
-def diff_cell(diff: pd.Series) -> str:
-    """A paired per-seed difference: ``mean [lo, hi] (n = k)``, "—" when no seed has both arms."""
+def diff_cell(diff: pd.Series, bounds=None) -> str:
+    """A paired per-seed difference with the page's interval on its declared range (default: the difference range
+    of the metric ``diff`` is named for) and its sign count: ``mean [lo, hi] (n = k; k/n > 0)``, "—" when no seed
+    has both arms."""
     if len(diff) == 0:
         return "—"
-    lo, hi = seed_interval(list(diff))
-    return f"{num(diff.mean())} [{num(lo)}, {num(hi)}] (n = {len(diff)})"
+    bounds = bounds if bounds is not None else difference_bounds(bounds_of(getattr(diff, "name", None)))
+    lo, hi = seed_interval(list(diff), bounds)
+    return f"{num(float(pd.Series(list(diff)).mean()))} [{num(lo)}, {num(hi)}] (n = {len(diff)}; {signs(diff)})"
 
 
-def t_cell(values) -> str:
-    """Values over seeds (or paired per-seed differences) with their 95 % Student-t interval: ``mean [lo, hi] (n =
-    k)``, "—" for none (finding 11's declared interval)."""
-    values = list(values)
-    if not values:
+def arm_cell(values, bounds=None) -> str:
+    """One arm's values over seeds with the page's interval on its declared range: ``mean [lo, hi] (n = k)``, "—"
+    for none."""
+    if len(values) == 0:
         return "—"
-    lo, hi = t_interval(values)
-    return f"{num(float(pd.Series(values).mean()))} [{num(lo)}, {num(hi)}] (n = {len(values)})"
+    row = summary(values, bounds)
+    return f"{mean_ci(row)} (n = {int(row['seeds'])})"
 
 
 def rate_cell(row) -> str:

@@ -133,7 +133,7 @@ def rule_markers() -> dict[str, tuple[str, tuple[str, ...]]]:
 def compute() -> tuple[dict, dict]:
     """Every section's context and figures (under the page's interval, each verdict marked with the robustness
     readings that change it: gspo_lab/findings/robust.py), and the re-reading of every verdict under stats version
-    2's interval (gspo_lab/findings/reread.py). Each stored result is parsed, each spec's cells built, once."""
+    3's interval (gspo_lab/findings/reread.py). Each stored result is parsed, each spec's cells built, once."""
     import gspo_lab.findings.reread as reread
     import gspo_lab.findings.robust as robust
     from gspo_lab.experiments.stats import PAGE_INTERVAL, interval_method
@@ -143,7 +143,7 @@ def compute() -> tuple[dict, dict]:
     with cached():
         with interval_method(PAGE_INTERVAL):
             checked = robust.robustness(SECTIONS)
-        outputs, rows = reread.page_pass(SECTIONS, marks=robust.marks(checked))
+        outputs, rows = reread.page_pass(SECTIONS, reread.PREVIOUS, marks=robust.marks(checked))
     robust.check_pairing(checked, rows)  # the marks sit on the verdicts the robustness pass read, or the build stops
     for name, (ctx, figs) in outputs.items():
         context[name] = ctx
@@ -158,23 +158,35 @@ def compute() -> tuple[dict, dict]:
 
 
 def stats_section(rows: list[dict]) -> dict:
-    """Stats version 3: the coverage check behind the page's interval and the verdicts it moved."""
-    from gspo_lab.experiments import coverage
+    """Stats version 4: the interval study behind the page's interval (its stored table, data/interval_study.csv,
+    and the declared rule that picks from it), and the verdicts that moved from version 3's bootstrap-t."""
+    from gspo_lab.experiments import interval_study as study
     from gspo_lab.experiments.stats import PAGE_INTERVAL, STATS_VERSION
-
-    cov = [[p, n, *(f"{coverage.coverage(m, p, n):.3f}" for m in coverage.METHODS)]
-           for n in (5, 10) for p in coverage.POPULATIONS]  # fmt: skip
+    from gspo_lab.findings.reread import T_DECLARED_SPECS
     from gspo_lab.findings.rules import RULES
 
+    table = study.stored()
+    choice = study.choose(table)
+    if choice.method != PAGE_INTERVAL:  # the page's interval is the rule's pick, or the build stops
+        raise RuntimeError(f"the interval study's rule picks {choice.method!r}, the page uses {PAGE_INTERVAL!r}")
+    wide = study.wide(table)
     label = lambda rule, key: RULES[rule].outcomes.get(key, key)  # noqa: E731
     changed = [[f"`{r['rule']}`", w or f"reading {i + 1}", label(r["rule"], a), label(r["rule"], b)]
                for r in rows for i, w, a, b in r["changed"]]  # fmt: skip
+    inputs = study.summarise(table)
     return {
         "version": STATS_VERSION,
-        "interval": PAGE_INTERVAL.replace("_", "-"),
-        "methods": [m.replace("_", "-") for m in coverage.METHODS],
-        "coverage": cov,
-        "rare": list(coverage.RARE),
+        "interval": PAGE_INTERVAL.replace("_", " "),
+        "methods": [m.replace("_", " ") for m in wide.columns],
+        "study": [[pop, n, *row] for (_, pop, n), row in zip(wide.index, wide.to_numpy().tolist(), strict=True)],
+        "inputs": [
+            [m.replace("_", " "), f"{r.min_coverage:.3f}", f"{r.max_leaves:.1%}", f"{r.power:.3f}", f"{r.width:.3f}"]
+            for m, r in inputs.iterrows()
+        ],  # fmt: skip
+        "outcome": choice.outcome,
+        "passing": [m.replace("_", " ") for m in choice.passing],
+        "floor": study.COVERAGE_FLOOR,
+        "t_specs": list(T_DECLARED_SPECS),
         "changed": changed,
         "read": sum(r["read"] for r in rows),
     }

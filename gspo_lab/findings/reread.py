@@ -1,5 +1,6 @@
 """Every verdict of the findings page read under two intervals (issue 22, item 1): which ones change.
 
+    python -m gspo_lab.findings --reread bootstrap_t    # stats version 3 (the bootstrap-t) -> the page's (version 4)
     python -m gspo_lab.findings --reread percentile     # stats version 2 (the percentile bootstrap) -> the page's
 
 Each section of the page (:data:`gspo_lab.findings.page.SECTIONS`) is computed twice, each pass within
@@ -8,7 +9,8 @@ Each section of the page (:data:`gspo_lab.findings.page.SECTIONS`) is computed t
 :meth:`gspo_lab.findings.rules.Rule.verdict` records each verdict in the order the section reads it, with where it was
 read (the names the calling code holds: model, arm, cap, …); the two passes read the same rules in the same order, so
 the i-th verdict of a section in one pass is the i-th in the other. Rules whose specs declared the Student-t interval
-(f10t, f11) do not move: their readings use it whatever the page's interval.
+(:data:`T_DECLARED_SPECS`) read :func:`gspo_lab.experiments.stats.declared_t_interval`: Student-t under versions 2
+and 3's intervals, the page's transformed t under version 4's, so re-reading version 3 -> 4 shows what moved there too.
 """
 
 from __future__ import annotations
@@ -21,7 +23,18 @@ import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.stats import PAGE_INTERVAL, interval_method
 from gspo_lab.findings.rules import Rule
 
-__all__ = ["verdicts", "pair", "reread", "page_pass", "table"]
+__all__ = ["PREVIOUS", "T_DECLARED_SPECS", "verdicts", "pair", "reread", "page_pass", "table"]
+
+PREVIOUS = "bootstrap_t"
+"""Stats version 3's interval: the page re-reads every verdict under it and tables those that change."""
+T_DECLARED_SPECS = (
+    "f2t_collapse_ten", "f10t_two_by_two_ten", "f10u_shrink_skip_ten", "f10v_dual_cap_ten", "f10w_adam_state",
+    "f10x_sgd_lr_search", "f10y_sgd_two_by_two", "f10z_branch", "f10z_onset_branch", "f11_successors_collapse",
+    "f11b_production_dense", "f11b_successors_production", "f11c_corrections_dense", "f11c_corrections_precision",
+    "f11d_production_confirm",
+)  # fmt: skip
+"""The specs that declared the Student-t interval before their runs (data/specs/*.toml say so); stats version 4 reads
+them with the page's one interval instead (tests/test_findings.py checks each spec names Student-t)."""
 
 WHERE = ("model", "cap", "name", "pair", "comparison", "arm", "base", "label", "objective", "signal", "length")
 """Local names whose values say where a verdict was read (the first caller frame holding any of them)."""
@@ -99,14 +112,14 @@ def pair(before: dict, after: dict, new: str) -> list[dict]:
     return rows
 
 
-def reread(sections: dict, old: str = "percentile", new: str = PAGE_INTERVAL) -> list[dict]:
+def reread(sections: dict, old: str = PREVIOUS, new: str = PAGE_INTERVAL) -> list[dict]:
     """Per section (``{name: section function}``, e.g. :data:`gspo_lab.findings.page.SECTIONS`) and rule: how many
     verdicts were read, and those that differ between the ``old`` and the ``new`` interval (position among the
     section's verdicts of that rule, where, old outcome, new outcome)."""
     return page_pass(sections, old, new)[1]
 
 
-def page_pass(sections: dict, old: str = "percentile", new: str = PAGE_INTERVAL, marks: dict | None = None) -> tuple[
+def page_pass(sections: dict, old: str = PREVIOUS, new: str = PAGE_INTERVAL, marks: dict | None = None) -> tuple[
         dict, list[dict]]:  # fmt: skip
     """Every section's output under ``new`` (the page's interval; verdicts marked by ``marks``, see :func:`verdicts`)
     and the re-reading against ``old``: one pass each."""

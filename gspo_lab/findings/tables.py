@@ -12,6 +12,7 @@ import math
 
 import pandas as pd
 
+from gspo_lab.experiments.endpoint_range import ACCURACY
 from gspo_lab.experiments.spec import Spec, cells, spec_named
 from gspo_lab.experiments.stats import rate_table
 from gspo_lab.experiments.store import finished, load_result, result_path, results_root, stored_files
@@ -276,7 +277,7 @@ def dose_table() -> pd.DataFrame:
             v if v == v else run_endpoints(src, k)["late_acc"]
             for v, src, k in zip(stored, g["source"], g["key"], strict=True)
         ]
-        r = summary(late)
+        r = summary(late, ACCURACY)
         rows.append(
             {
                 "model": model,
