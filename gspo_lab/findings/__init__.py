@@ -3,6 +3,7 @@ drift from the data.
 
     python -m gspo_lab.findings            # regenerate docs/findings.md, its figures and docs/findings.lock.json
     python -m gspo_lab.findings --check    # exit 1 if the committed page or a figure's input data differ
+    python -m gspo_lab.findings --lint     # the referee lint over docs/*.md (text rules; not yet part of --check)
 
 One module per finding (its declared rules, its numbers, its figure), the rules' machinery and shared thresholds in
 :mod:`~gspo_lab.findings.rules`, the prose in Markdown templates (``templates/``) that loop but never decide:
@@ -26,6 +27,8 @@ f8_dense       8: dense vs MoE
 f9_precursors  9: what comes before a collapse (frozen alarm rules scored on held-out runs)
 bookkeeping    the specs, the core set, provenance
 page           compute → render → build / check
+lint           the referee lint: words that contradict their own numbers (``--lint``; pagetext reads a rendered
+               page back into rows and sentences, facts holds what the build records of what it printed)
 """
 
 from gspo_lab.findings.cli import main

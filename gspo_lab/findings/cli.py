@@ -1,5 +1,6 @@
-"""``python -m gspo_lab.findings [--check | --reread METHOD]``: regenerate the findings page, check it against the
-stored results, or print which of its verdicts change under another interval (gspo_lab/findings/reread.py)."""
+"""``python -m gspo_lab.findings [--check | --reread METHOD | --lint]``: regenerate the findings page, check it against
+the stored results, print which of its verdicts change under another interval (gspo_lab/findings/reread.py), or run
+the referee lint's text rules over the committed docs/*.md (gspo_lab/findings/lint.py; not yet part of --check)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ def main(argv: list[str] | None = None) -> int:
         choices=("bootstrap_t", "percentile", "t"),
         help="print the verdicts that change from it to the page's (bootstrap_t: stats version 3; percentile: 2)",
     )
+    parser.add_argument("--lint", action="store_true", help="run the referee lint over docs/*.md; exit 1 on a problem")
     args = parser.parse_args(argv)
+    if args.lint:
+        return _lint()
     if args.reread:
         from gspo_lab.findings.page import SECTIONS
         from gspo_lab.findings.reread import reread, table
@@ -31,3 +35,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if problems else 0
     print(f"wrote {build()}")
     return 0
+
+
+def _lint() -> int:
+    """The referee lint over the committed pages, text rules only (the build collects no facts yet)."""
+    from gspo_lab.findings.lint import lint, report
+    from gspo_lab.findings.page import PAGES  # importing the page registers every verdict rule
+    from gspo_lab.paths import repo_root
+
+    docs = repo_root() / "docs"
+    problems = lint({name: (docs / name).read_text() for name in PAGES})
+    print(report(problems))
+    return 1 if problems else 0

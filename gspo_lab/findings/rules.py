@@ -101,6 +101,13 @@ class Rule:
     marker: str = ""  # text whose first commit introduced the rule (provenance)
     post_hoc: bool = False  # its thresholds were set after the results it classifies
     specs: tuple[str, ...] = ()  # the specs whose stored cells it classifies (provenance: cells before / after it)
+    supersedes: tuple[str, ...] = ()  # rules this later declared reading replaces (a 10-seed one its 5-seed one);
+    # a summary that reads one of them while this rule is read on its page fails the referee lint (lint.superseded)
+
+    def __post_init__(self):
+        if isinstance(self.supersedes, str) or self.name in self.supersedes:
+            raise ValueError(f"rule {self.name}: supersedes must be a tuple of other rules' names, got "
+                             f"{self.supersedes!r}")  # fmt: skip
 
     def verdict(self, outcome: str, provisional: str = "") -> Verdict:
         if outcome == PENDING:
