@@ -1,6 +1,7 @@
 """``python -m gspo_lab.findings [--check | --reread METHOD | --lint]``: regenerate the findings page, check it against
 the stored results, print which of its verdicts change under another interval (gspo_lab/findings/reread.py), or run
-the referee lint's text rules over the committed docs/*.md (gspo_lab/findings/lint.py; not yet part of --check)."""
+every referee lint rule's text reading over the committed docs/*.md (gspo_lab/findings/lint.py; --check and every
+build fail on the rules not in lint.REPORTED_ONLY)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,13 @@ def main(argv: list[str] | None = None) -> int:
         problems = check()
         print("\n".join(problems) or "docs/findings.md matches data/results")
         return 1 if problems else 0
-    print(f"wrote {build()}")
+    from gspo_lab.findings.page import LintError
+
+    try:
+        print(f"wrote {build()}")
+    except LintError as err:
+        print(err)
+        return 1
     return 0
 
 

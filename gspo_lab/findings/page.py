@@ -178,7 +178,9 @@ def stats_section(rows: list[dict]) -> dict:
         "version": STATS_VERSION,
         "interval": PAGE_INTERVAL.replace("_", " "),
         "methods": [m.replace("_", " ") for m in wide.columns],
-        "study": [[pop, n, *row] for (_, pop, n), row in zip(wide.index, wide.to_numpy().tolist(), strict=True)],
+        "study": [
+            [group, pop, n, *row] for (group, pop, n), row in zip(wide.index, wide.to_numpy().tolist(), strict=True)
+        ],
         "inputs": [
             [m.replace("_", " "), f"{r.min_coverage:.3f}", f"{r.max_leaves:.1%}", f"{r.power:.3f}", f"{r.width:.3f}"]
             for m, r in inputs.iterrows()
@@ -225,20 +227,38 @@ def build() -> Path:
         fig = plot(data)
         fig.savefig(docs / "figures" / f"{name}.png", dpi=110, bbox_inches="tight")
         lock[name] = _hash(data)
-    for out, template in PAGES.items():
-        (docs / out).write_text(render(context, template))
+    pages = {out: render(context, template) for out, template in PAGES.items()}
+    for out, text in pages.items():
+        (docs / out).write_text(text)
     (docs / "findings.lock.json").write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
+    problems = lint_failures(pages)
+    if problems:  # the pages are written, so the author can read them; the build still fails
+        raise LintError("the referee lint fails the pages (gspo_lab/findings/lint.py):\n" + "\n".join(problems))
     return docs / "findings.md"
 
 
+class LintError(RuntimeError):
+    """The referee lint found problems on freshly built pages."""
+
+
+def lint_failures(pages: dict[str, str]) -> list[str]:
+    """The referee lint's problems a build fails on (:func:`gspo_lab.findings.lint.failures`), one line each."""
+    from gspo_lab.findings.lint import failures, lint
+
+    return [f"referee lint: {p}".splitlines()[0] for p in failures(lint(pages))]
+
+
 def check(context_and_figures: tuple[dict, dict] | None = None) -> list[str]:
-    """Differences between the committed page / figure inputs and a regeneration from data/results (empty = none)."""
+    """Differences between the committed page / figure inputs and a regeneration from data/results, and the referee
+    lint's problems on the regenerated pages (empty = none)."""
     context, figures = context_and_figures or compute()
     problems = []
-    for out, template in PAGES.items():
+    pages = {out: render(context, template) for out, template in PAGES.items()}
+    for out, text in pages.items():
         path = _docs() / out
-        if not path.is_file() or path.read_text() != render(context, template):
+        if not path.is_file() or path.read_text() != text:
             problems.append(f"docs/{out} differs from its regeneration (run python -m gspo_lab.findings)")
+    problems += lint_failures(pages)
     lock = json.loads((_docs() / "findings.lock.json").read_text())
     now = {name: _hash(data) for name, (data, _) in figures.items()}
     for name in sorted(set(lock) | set(now)):
