@@ -1,11 +1,9 @@
 """The referee lint (issue 35, item 2): words that contradict their own numbers, found on the rendered pages.
 
-    problems = lint(pages, facts)   # pages: {"story.md": markdown, ...}; facts: what the build printed, or None
-
-Each lint rule is one function ``(pages, facts, rules) -> list[Problem]`` in :data:`LINT_RULES` with its id and a
-one-line description. Some read only the text, some only :class:`Facts` — structured records the page build keeps of
-what it printed (the per-seed values behind an interval, the endpoint behind a count, the rules behind a summary) —
-and some both. Without facts the facts-only rules find nothing; the text readings are built to be conservative.
+``lint(pages, facts)``: pages ``{"story.md": markdown, ...}``; facts what the build printed, or None. Each lint rule is
+one function ``(pages, facts, rules) -> list[Problem]`` in :data:`LINT_RULES` with its id and a description. Some read
+the text, some :class:`Facts` (records of what the build printed: the per-seed values behind an interval, the endpoint
+behind a count, the rules behind a summary), some both; without facts the facts-only rules find nothing.
 
     id                         reads    how
     range                      both     a printed interval reaching outside its endpoint's declared ``bounds``;
@@ -28,10 +26,8 @@ and some both. Without facts the facts-only rules find nothing; the text reading
                                         acronym (MoE, AdamW) on the story or in At a glance that no bold span of the
                                         glossary contains (:data:`ALLOWED_TERMS` excepted)
 
-Why the endpoint rule is facts-only: the page prints a count as ``4/5`` whatever endpoint produced it, and 10f's
-"5/5 collapsed at rollout 120" (the v1 flag) reads exactly like a v2 count, so no text pattern can tell them apart.
-Only the build knows which flag it read (``f10_revert.runs`` reads the stored ``summary["collapsed"]``, the v1 flag;
-:func:`gspo_lab.experiments.summary.endpoint_v2` computes v2), so the build records it in a :class:`PrintedCount`.
+The endpoint rule is facts-only: a count prints as ``4/5`` whatever endpoint made it (10f's "5/5 collapsed at rollout
+120" reads the v1 flag, ``summary["collapsed"]``, and looks like a v2 count), so the build records it (PrintedCount).
 """
 
 from __future__ import annotations
@@ -57,8 +53,9 @@ NULL_PHRASES = ("no difference", "not distinguishable", "no effect shown", "does
                 "adds nothing", "shows no trend")  # fmt: skip
 #: ordinary abbreviations a reader needs no glossary for (undefined-term); keep short, each with its reason
 ALLOWED_TERMS = frozenset({"CPU", "GPU"})  # hardware words of everyday use
-#: fewest seeds for "all seeds share a sign" to overrule a null phrase (issue 35)
-MIN_SEEDS_FOR_SIGN = 5
+MIN_SEEDS_FOR_SIGN = 5  # fewest seeds for "all seeds share a sign" to overrule a null phrase (issue 35)
+#: lint rules a page build reports but does not yet fail on, until issue 35's item 3 fixes the labels they flag
+REPORTED_ONLY = ("null-with-consistent-sign",)
 
 
 @dataclass(frozen=True)
@@ -272,7 +269,7 @@ LINT_RULES: dict[str, LintRule] = {
         LintRule("superseded", "a summary reading a verdict a later declared reading supersedes", check_superseded),
         LintRule(
             "endpoint", "a collapse count read on another endpoint than the page declares (facts)", check_endpoint
-        ),  # fmt: skip
+        ),
         LintRule("two-spreads", "one number shown with two different spreads", check_two_spreads),
         LintRule("undefined-term", "a term on the story or At a glance the glossary does not define", check_terms),
     )
@@ -287,11 +284,6 @@ def lint(pages: Pages, facts: Facts | None = None, *, rules: Mapping[str, Rule] 
         from gspo_lab.findings.rules import RULES as rules
     facts = facts or Facts()
     return [p for lint_rule in LINT_RULES.values() for p in lint_rule.check(pages, facts, rules)]
-
-
-#: lint rules a page build reports but does not yet fail on: the labels they flag are fixed by issue 35's item 3
-#: (outcomes that say "direction consistent (k/k), size unresolved"), after which this tuple is emptied
-REPORTED_ONLY = ("null-with-consistent-sign",)
 
 
 def failures(problems: list[Problem]) -> list[Problem]:
