@@ -66,9 +66,11 @@ def live_runs(
     the CPU count): each run is seeded and sets its own torch threads (``cfg.threads``), so the runs are those of one
     after another (tests/test_live.py compares them) in about the time of the longest; a bar follows the rollouts
     saved. This process polls the run folders every ``poll_s`` seconds and calls ``on_step(name, run)`` with a run
-    read back from its newest saved state (:func:`gspo_lab.train.saved_rows`) whenever that state holds more rollouts
-    than the last call showed: a step saved between two polls is drawn with the next. With ``workers=1`` (or one
-    config) they train in this process, in turn, and ``on_step`` is called after every RL step."""
+    read back from its newest saved state (:func:`gspo_lab.train.saved_rows`): whenever any run's state holds more
+    rollouts than the last call showed, every run with a saved state is passed, in the configs' order (so a caller
+    that draws at the last one draws every run's newest state); a step saved between two polls is drawn with the
+    next. With ``workers=1`` (or one config) they train in this process, in turn, and ``on_step`` is called after
+    every RL step."""
     import os
 
     from gspo_lab.train import train
@@ -120,7 +122,9 @@ def _side_by_side(cfgs: dict[str, TrainConfig], root: Path, workers: int, progre
             def poll():
                 saved = {name: min(_saved_rollouts(f), cfgs[name].rollouts) for name, f in folders.items()}
                 bar.update(sum(saved.values()) - bar.n)
-                for name in [n for n in cfgs if on_step is not None and saved[n] > shown[n]]:
+                if on_step is None or all(saved[n] <= shown[n] for n in cfgs):
+                    return
+                for name in [n for n in cfgs if saved[n] > 0]:  # every run, so the last call sees all of them new
                     run = _as_run(cfgs[name], *saved_rows(folders[name]))
                     shown[name] = max(saved[name], len(run.per_rollout))
                     on_step(name, run)

@@ -58,17 +58,24 @@ def test_side_by_side_runs_are_the_runs_one_after_another(tmp_path):
     from dataclasses import replace
 
     cfgs = {"GRPO": replace(CFG, rollouts=3), "GSPO": replace(CFG, rollouts=3, objective="gspo")}
-    seen = {name: [] for name in cfgs}
-    apart = live_runs(
-        cfgs, tmp_path / "apart", progress=False, workers=2, poll_s=0.05, on_step=lambda n, run: seen[n].append(run)
-    )
+    seen, order = {name: [] for name in cfgs}, []
+
+    def on_step(name, run):
+        seen[name].append(run)
+        order.append(name)
+
+    apart = live_runs(cfgs, tmp_path / "apart", progress=False, workers=2, poll_s=0.05, on_step=on_step)
+    # each time a run advanced, every run with a saved state was passed in the configs' order, GSPO's call last: a
+    # plot drawn there shows both runs' newest states
+    assert all(order[i - 1] == "GRPO" for i, n in enumerate(order) if n == "GSPO" and "GRPO" in order[:i]), order
     in_turn = live_runs(cfgs, tmp_path / "in-turn", progress=False, workers=1)
     for name in cfgs:
         cols = [c for c in in_turn[name].per_rollout.columns if not c.startswith("time/")]
         assert apart[name].per_rollout[cols].equals(in_turn[name].per_rollout[cols]), name
         assert apart[name].evals.equals(in_turn[name].evals), name
         counts = [len(run.per_rollout) for run in seen[name]]
-        assert counts and counts == sorted(set(counts)) and counts[-1] == 3, (name, counts)  # increasing, to the end
+        assert counts and counts == sorted(counts) and counts[-1] == 3, (name, counts)  # never back, to the end
+        assert len(set(counts)) > 1 or counts == [3], (name, counts)  # followed while it trained (or done at once)
         for run in seen[name]:  # each a prefix of the finished run, read back from a state saved while it trained
             assert run.per_rollout.equals(apart[name].per_rollout.iloc[: len(run.per_rollout)]), name
             assert run.evals.equals(apart[name].evals.iloc[: len(run.evals)]), name

@@ -85,12 +85,16 @@ class LivePanel(Panel):
         from gspo_lab.live import live_runs
 
         check_fault()
+        cfgs = self.configs()
         self.runs, drawn, next_draw = {}, {}, [0.0]
 
-        def redraw(name, run):  # a run's newest saved state (the runs train side by side)
+        def redraw(name, run):  # each run's newest saved state, every run in turn each time one advanced
             self.runs[name] = run
-            if len(run.per_rollout) // self.every > drawn.get(name, 0) and time.monotonic() >= next_draw[0]:
-                drawn[name] = len(run.per_rollout) // self.every
+            steps = {n: len(r.per_rollout) // self.every for n, r in self.runs.items()}
+            every_run = name == list(cfgs)[-1] and len(self.runs) == len(cfgs)  # each run's newest state is in
+            if every_run and steps != drawn and time.monotonic() >= next_draw[0]:
+                drawn.clear()
+                drawn.update(steps)
                 start = time.monotonic()
                 self.show(live_view, dict(self.runs))
                 next_draw[0] = time.monotonic() + (time.monotonic() - start) * (1 / self.draw_share - 1)
@@ -99,7 +103,7 @@ class LivePanel(Panel):
         try:
             with self.progress:
                 self.progress.clear_output()
-                self.runs = live_runs(self.configs(), self.root, on_step=redraw, poll_s=self.poll_s)
+                self.runs = live_runs(cfgs, self.root, on_step=redraw, poll_s=self.poll_s)
             self.show(live_view, self.runs)
         finally:
             self.finished += 1
