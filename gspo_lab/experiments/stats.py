@@ -38,7 +38,6 @@ __all__ = [
     "interval_sign",
     "T_975",
     "t_interval",
-    "t_sign",
     "bootstrap_t_ci",
     "interval_method",
     "INTERVAL_METHODS",
@@ -124,9 +123,7 @@ def declared_t_sign(values, bounds=None) -> int:
     if len(values) < 2:
         return 0
     lo, hi = declared_t_interval(values, bounds)
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return 0
-    return 1 if lo > 0 else (-1 if hi < 0 else 0)
+    return _side(lo, hi) if math.isfinite(lo) and math.isfinite(hi) else 0
 
 
 def bootstrap_ci(values, level: float = 0.95) -> tuple[float, float]:
@@ -224,9 +221,11 @@ def interval_sign(values, bounds=None) -> int:
     """+1 / −1 when the page's 95 % interval (:func:`seed_interval`, on the declared ``bounds`` if given) of the mean
     of ``values`` lies above / below 0, else 0 (also for fewer than 2 values)."""
     values = list(values)
-    if len(values) < 2:
-        return 0
-    lo, hi = seed_interval(values, bounds)
+    return _side(*seed_interval(values, bounds)) if len(values) >= 2 else 0
+
+
+def _side(lo: float, hi: float) -> int:
+    """+1 / −1 when the interval [lo, hi] lies above / below 0, else 0 (also for a NaN end)."""
     return 1 if lo > 0 else (-1 if hi < 0 else 0)
 
 
@@ -269,11 +268,3 @@ def bootstrap_t_ci(values) -> tuple[float, float]:
         t_star = (boot.mean(1) - mean) / boot_se
     q_hi, q_lo = np.quantile(np.where(np.isfinite(t_star), t_star, 0.0), [0.975, 0.025])
     return (mean - float(q_hi) * se, mean - float(q_lo) * se)
-
-
-def t_sign(values) -> int:
-    """+1 / −1 when the 95 % Student-t interval of the mean of ``values`` lies above / below 0, else 0."""
-    lo, hi = t_interval(values)
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return 0
-    return 1 if lo > 0 else (-1 if hi < 0 else 0)
