@@ -201,6 +201,63 @@ def test_null_with_consistent_sign_reads_facts():
     ]
 
 
+def _row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+CLAUSE_BOOK = """# Findings
+
+| arm | norm effect | direction effect | verdict | robustness |
+| --- | --- | --- | --- | --- |
+{row}
+
+Per comparison: A − B: 0.1 [0.02, 0.2] (n = 5; {a}/5 > 0), higher; C − D: 0.06 [-0.25, 0.37] (n = 5; {c}/5 > 0), no
+difference shown.
+"""
+NORM, DIRECTION = "0.2 [0.1, 0.3] (n = 5; 5/5 > 0)", "0.01 [-0.1, 0.1] (n = 5; {d}/5 > 0)"
+
+
+@pytest.mark.parametrize(
+    "row, a, c, caught",
+    [
+        # the null phrase carries its own count: the 5/5 norm effect in its row is not what it speaks of
+        (_row("X", NORM, DIRECTION.format(d=3), "size; no direction effect shown (3/5 > 0)", "robust"), 5, 3, 0),
+        (_row("X", NORM, DIRECTION.format(d=5), "size; no direction effect shown (5/5 > 0)", "robust"), 5, 3, 1),
+        # a robustness reading's clause reads other data (4 seeds): skipped
+        (
+            _row(
+                "X",
+                NORM,
+                DIRECTION.format(d=3),
+                "protects (fragile)",
+                "fragile: without seed 60: no difference shown; final evaluation alone: no difference shown",
+            ),
+            5,
+            3,
+            0,
+        ),  # fmt: skip
+        # a label cell without a count speaks of its row's intervals
+        (_row("X", NORM, DIRECTION.format(d=3), "no difference shown", "robust"), 5, 3, 1),
+        # in a list, a label speaks of the interval just before it in its clause
+        (_row("X", NORM, DIRECTION.format(d=3), "size", "robust"), 5, 5, 1),
+    ],
+)
+def test_null_with_consistent_sign_reads_each_phrase_in_its_clause(row, a, c, caught):
+    page = CLAUSE_BOOK.format(row=row, a=a, c=c)
+    found = _only(lint({**BOOK, "findings.md": page}, rules=RULES), "null-with-consistent-sign")
+    assert len(found) == caught, found
+
+
+def test_clauses_cut_cells_and_semicolons_outside_brackets():
+    unit = pagetext.units("p.md", "One: 0.1 [0.0, 0.2] (n = 5; 5/5 > 0), higher; two: none (x; y).\n")[0]
+    assert [c for _, c in pagetext.clauses(unit)] == ["One: 0.1 [0.0, 0.2] (n = 5; 5/5 > 0), higher",
+                                                      "two: none (x; y)."]  # fmt: skip
+    at, second = pagetext.clauses(unit)[1]
+    assert unit.text[at:].startswith(second)
+    assert pagetext.sign_counts("a (n = 5; 5/5 > 0) and (7/10 < 1), 4/5 [0.3, 0.9]") == [(5, 5, ">", 0.0),
+                                                                                       (7, 10, "<", 1.0)]  # fmt: skip
+
+
 # superseded ------------------------------------------------------------------------------------------------------
 
 

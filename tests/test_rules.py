@@ -674,3 +674,42 @@ def test_the_sgd_lr_rule_picks_the_best_mean_and_the_smaller_lr_on_a_tie():
     assert pick_lr(runs.assign(late_acc=[0.3, 0.5, 0.5, 0.3, 0.1])) == 0.001  # 0.4 each: the smaller
     with pytest.raises(ValueError, match="runs"):
         pick_lr(runs.iloc[:0])
+
+
+# a null outcome beside a consistent sign (issue 35, item 3) ---------------------------------------------------------
+
+
+def test_a_null_outcome_says_direction_consistent_when_every_seed_shares_a_sign():
+    from gspo_lab.findings.rules import MIN_SEEDS_FOR_SIGN, Rule, consistent
+
+    rule = Rule("t.null", "0", {"higher": "higher", "none": "no difference shown"}, null="none")
+    five = [0.01, 0.2, 0.05, 0.3, 0.02]
+    assert rule.verdict("none", values=five).label == "direction consistent (5/5 > 0), size unresolved"
+    assert rule.verdict("none", values=[-v for v in five]).label == "direction consistent (5/5 < 0), size unresolved"
+    assert rule.verdict("none", values=[v + 1 for v in five], null=1.0).label.endswith("(5/5 > 1), size unresolved")
+    assert rule.verdict("none", values=five[:4]).label == "no difference shown"  # 4/4: too few seeds
+    assert MIN_SEEDS_FOR_SIGN == 5 and consistent(five[:4]) == ""
+    assert rule.verdict("none", values=[*five[:4], -0.1]).label == "no difference shown"  # 4/5
+    assert rule.verdict("higher", values=five).label == "higher"  # only the null outcome is qualified
+    assert rule.verdict("none").label == "no difference shown"  # no values given
+    assert rule.verdict("none", values=five).outcome == "none"  # the outcome (and robustness) is unchanged
+    counted = Rule("t.count", "0", {"yes": "recovers", "none": "no recovery shown"}, null="none", null_count="lift")
+    assert counted.verdict("none", values=[0.1, -0.2, 0.3, -0.1, 0.2]).label == "no recovery shown (lift 3/5 > 0)"
+    with pytest.raises(ValueError, match="null must be one of"):
+        Rule("t.bad", "0", {"higher": "higher"}, null="none")
+
+
+def test_every_paired_rule_with_a_null_outcome_declares_it():
+    """Each registered rule whose outcomes include a "not shown" one the lint reads as null names it in ``null`` (so
+    its verdict functions can qualify it); composite rules (f10.two_by_two, f10.account, ...) say why not."""
+    from gspo_lab.findings.lint import NULL_PHRASES
+    from gspo_lab.findings.rules import RULES
+
+    composite = {"f10.two_by_two", "f10t.two_by_two", "f10y.two_by_two", "f10.account", "f5.claim", "f10w.arm"}
+    missing = [
+        name
+        for name, rule in RULES.items()
+        for key, words in rule.outcomes.items()
+        if any(p in words.lower() for p in NULL_PHRASES) and rule.null != key and name not in composite
+    ]
+    assert missing == []

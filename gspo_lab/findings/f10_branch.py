@@ -42,6 +42,7 @@ BRANCH = register(
         {"LEVEL": 0.95},
         _DECLARED + " (Student-t interval, five paired seeds)",
         "f10z.branch per arm and branch point",
+        null="none",
         specs=(SPEC,),
     )
 )
@@ -77,7 +78,7 @@ def branch_verdict(diff: pd.Series) -> Verdict:
     """``f10z.branch`` on per-seed branch − trunk differences (pending below two seeds)."""
     if len(diff) < 2:
         return BRANCH.verdict(PENDING)
-    return BRANCH.verdict({1: "higher", -1: "lower", 0: "none"}[declared_t_sign(diff, DIFFERENCE)])
+    return BRANCH.verdict({1: "higher", -1: "lower", 0: "none"}[declared_t_sign(diff, DIFFERENCE)], values=diff)
 
 
 def spreads(m: pd.DataFrame, arm: str, column: str = "late_acc") -> tuple[float, float]:

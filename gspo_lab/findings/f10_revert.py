@@ -50,6 +50,8 @@ REVERSIBLE = register(
         {"LEVEL": 0.95},
         f"data/specs/{SPEC}.toml, before its runs (Student-t intervals, five paired seeds)",
         "f10z.reversible per arm",
+        null="none",
+        null_count="lift",
         specs=(SPEC,),
     )
 )
@@ -103,7 +105,7 @@ def reversible_verdict(lift: pd.Series, gap: pd.Series) -> Verdict:
     if len(lift) < 2:
         return REVERSIBLE.verdict(PENDING)
     if declared_t_sign(lift, DIFFERENCE) != 1:
-        return REVERSIBLE.verdict("none")
+        return REVERSIBLE.verdict("none", values=lift)
     return REVERSIBLE.verdict("partly" if declared_t_sign(gap, DIFFERENCE) == 1 else "reversed")
 
 

@@ -51,7 +51,8 @@ def ten_rule(name: str, like: Rule, spec_name: str, marker: str) -> Rule:
     """A ten-seed reading's rule, registered: ``like``'s outcomes read with the Student-t interval its spec
     ``spec_name`` declared before its runs; ``marker`` is the spec's text that introduced it."""
     declared = f"data/specs/{spec_name}.toml, before its runs (Student-t interval, ten seeds)"
-    return register(Rule(name, "10", dict(like.outcomes), {"LEVEL": 0.95}, declared, marker, specs=(spec_name,)))
+    return register(Rule(name, "10", dict(like.outcomes), {"LEVEL": 0.95}, declared, marker, specs=(spec_name,),
+                         null=like.null, null_count=like.null_count))  # fmt: skip
 
 
 TEN = ten_rule("f10t.two_by_two", TWO_BY_TWO, SPECS["ten"], "Rule f10t.two_by_two per model, declared here")

@@ -82,6 +82,7 @@ LATE = register(
         {"LEVEL": 0.95},
         declared="data/specs/f10_*.toml, before their runs",
         marker="Primary endpoint: late held-out accuracy (rollouts >= 40 of 80), paired by seed, 95 %",
+        null="none",
         specs=tuple(
             v for k, v in SPECS.items() if k not in ("ten", "adam", "branch", "sgd_two")
         ),  # these declare their own
@@ -117,6 +118,7 @@ SKIP_SHRINK = register(
         {"LEVEL": 0.95},
         declared="data/specs/f10_shrink_skip.toml, before its runs",
         marker="Rules per model: f10.skip_shrink on SKIP - SHRINK",
+        null="none",
         specs=(SPECS["shrink"],),
     )
 )
@@ -132,6 +134,7 @@ RELATIVE = register(
         {"LEVEL": 0.95},
         declared="data/specs/f10_shrink_skip.toml, before its runs",
         marker="f10.relative on REL-GSPO - REL-GRPO",
+        null="none",
         specs=(SPECS["shrink"], SPECS["confirm"]),
     )
 )
@@ -147,6 +150,7 @@ DUAL_CAP = register(
         {"LEVEL": 0.95},
         declared="data/specs/f10_onset_dual.toml, before its runs",
         marker="f10.dual_cap on dual+cap - cap at caps 10 and 30",
+        null="none",
         specs=(SPECS["onset"],),
     )
 )
@@ -210,7 +214,7 @@ def _signed(rule: Rule, diff: pd.Series, sign=None) -> Verdict:
     """``rule``'s higher / lower / none on per-seed differences by ``sign`` (default: :func:`page_sign`)."""
     if len(diff) < 2:
         return rule.verdict(PENDING)
-    return rule.verdict(_SIGN[(sign or page_sign)(diff)])
+    return rule.verdict(_SIGN[(sign or page_sign)(diff)], values=diff)
 
 
 def late_verdict(diff: pd.Series) -> Verdict:

@@ -39,6 +39,7 @@ CORRECTION = register(
         declared="data/specs/f11c_corrections_precision.toml, before its runs (Student-t interval); its dense twin "
         "f11c_corrections_dense.toml, before its runs",
         marker="f11c.correction per objective and arm against RECOMPUTE",
+        null="none",
         specs=(SPEC, SPEC_DENSE),
     )
 )
@@ -48,7 +49,7 @@ def correction_verdict(diff):
     """Rule ``f11c.correction`` on the per-seed differences arm − RECOMPUTE."""
     if len(diff) == 0:
         return CORRECTION.verdict(PENDING)
-    return CORRECTION.verdict({1: "helps", -1: "hurts", 0: "none"}[declared_t_sign(diff, DIFFERENCE)])
+    return CORRECTION.verdict({1: "helps", -1: "hurts", 0: "none"}[declared_t_sign(diff, DIFFERENCE)], values=diff)
 
 
 def robust_correction(table: pd.DataFrame, arm: str) -> tuple:

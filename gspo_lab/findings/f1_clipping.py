@@ -56,6 +56,7 @@ ACCURACY = register(
         "1",
         {"lower": "GSPO ended lower than GRPO", "higher": "GSPO ended higher than GRPO", "none": "no difference shown"},
         {"LEVEL": 0.95},
+        null="none",
         declared="gspo_lab/findings/f1_clipping.py, after the results (post hoc, a description)",
         marker="def accuracy_verdict(diff: pd.Series) -> Verdict",
         specs=("f1_clip_fractions",),
@@ -68,7 +69,7 @@ def accuracy_verdict(diff: pd.Series) -> Verdict:
     """``f1.accuracy`` on the headline arm's per-seed differences GSPO − GRPO of final held-out accuracy."""
     if len(diff) < 2:
         return ACCURACY.verdict(PENDING)
-    return ACCURACY.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)])
+    return ACCURACY.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)], values=diff)
 
 
 def clip_ratio_verdict(ratios: pd.Series, seeds_declared: int) -> Verdict:

@@ -57,6 +57,7 @@ REWARD_AUC = register(
             "none": "no difference shown",
         },
         {"LEVEL": 0.95},
+        null="none",
         declared="gspo_lab/findings/f2_candidate.py, after the results (post hoc; to confirm on fresh seeds)",
         marker="def reward_auc_verdict(diff: pd.Series) -> Verdict",
         specs=(FIRST["candidate"], F2["candidate"]),
@@ -79,7 +80,7 @@ def reward_auc_verdict(diff: pd.Series) -> Verdict:
     """``f2e.reward_auc`` on per-seed differences GSPO − GRPO of the training-reward AUC."""
     if len(diff) < 2:
         return REWARD_AUC.verdict(PENDING)
-    return REWARD_AUC.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)])
+    return REWARD_AUC.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)], values=diff)
 
 
 REWARD_CONFIRM = register(

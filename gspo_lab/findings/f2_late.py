@@ -24,6 +24,7 @@ LATE = register(
         "2f",
         {"higher": "higher", "lower": "lower", "none": "no difference shown"},
         {"LEVEL": 0.95},
+        null="none",
         declared="data/specs/f2r_*.toml, before their runs (endpoint v2's primary endpoint)",
         marker="Primary endpoint: late held-out accuracy (mean of the",
         specs=tuple(F2.values()),
@@ -35,7 +36,7 @@ def late_verdict(diff: pd.Series) -> Verdict:
     """``f2r.late`` on per-seed differences of late held-out accuracy."""
     if len(diff) < 2:
         return LATE.verdict(PENDING)
-    return LATE.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)])
+    return LATE.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)], values=diff)
 
 
 #: the late-accuracy comparisons the f2r specs declare, per model: (arm, its comparison arm); arms are named

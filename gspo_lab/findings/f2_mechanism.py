@@ -127,6 +127,7 @@ DOSE_TREND = register(
             "none": "does not rise detectably",
         },
         {"LEVEL": 0.95},
+        null="none",
         declared="gspo_lab/findings/f2_mechanism.py, after the results (post hoc)",
         marker="def dose_trend_verdict(late: pd.DataFrame) -> Verdict",
         specs=(F2["moe"], F2["dense"], F2["mechanism"], F2["dose"]),
@@ -147,7 +148,7 @@ def dose_trend_verdict(late: pd.DataFrame, caps: tuple[str, ...] | None = None) 
         return DOSE_TREND.verdict(PENDING)
     ends = paired_diff(late.assign(arm_id=late["clip"]), caps[-1], caps[0], "late_acc")
     if interval_sign(ends, DIFFERENCE) <= 0:
-        return DOSE_TREND.verdict("none")
+        return DOSE_TREND.verdict("none", values=ends)
     return DOSE_TREND.verdict("rises" if all(a < b for a, b in zip(means, means[1:], strict=False)) else "overall")
 
 

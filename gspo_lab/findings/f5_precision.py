@@ -86,6 +86,7 @@ NONZERO = register(
         "5",
         {"higher": "higher", "lower": "lower", "none": "no different"},
         {},
+        null="none",
         declared="gspo_lab/nb/findings.py, after the runs (a description)",
         marker="interval excludes 0)",
         specs=("f5_precision_train",),
@@ -125,7 +126,7 @@ def claim_verdict(grpo: pd.Series, gspo: pd.Series, seeds_declared: int) -> Verd
 
 
 def nonzero_verdict(diff: pd.Series) -> Verdict:
-    return NONZERO.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)])
+    return NONZERO.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)], values=diff)
 
 
 def confirm_verdict(first: pd.Series, fresh: pd.Series) -> Verdict:

@@ -36,6 +36,7 @@ __all__ = [
     "RELVAR_CHANGE",
     "above_one_verdict",
     "grows_verdict",
+    "seed_slopes",
     "trend",
     "relvar_change_verdict",
     "section",
@@ -51,6 +52,7 @@ ABOVE_ONE = register(
         "6",
         {"above": "above 1", "below": "below 1", "inside": "not distinguishable from 1"},
         {"LEVEL": 0.95},
+        null="inside",
         declared="data/specs/p6_gradient_noise.toml, before its runs",
         marker="argument predicts noise_ratio > 1",
         specs=_SPECS,
@@ -63,6 +65,8 @@ GROWS = register(
         {"grows": "grows with L", "shrinks": "shrinks with L", "none": "shows no trend with L"},
         {"LEVEL": 0.95, "TREND_RESAMPLES": TREND_RESAMPLES},
         declared=_POST_HOC,
+        null="none",
+        null_count="per-seed slopes",
         marker="def trend(table: pd.DataFrame) -> tuple[float, float, float]",
         specs=_SPECS,
         post_hoc=True,
@@ -74,6 +78,7 @@ RELVAR_CHANGE = register(
         "6",
         {"rises": "rises", "falls": "falls", "none": "shows no change"},
         {"LEVEL": 0.95},
+        null="none",
         declared=_POST_HOC,
         marker="def relvar_change_verdict(diff: pd.Series) -> Verdict",
         specs=_SPECS,
@@ -87,7 +92,7 @@ def above_one_verdict(ratios: pd.Series) -> Verdict:
     if len(ratios) < 2:
         return ABOVE_ONE.verdict(PENDING)
     sign = interval_sign(pd.Series(list(ratios), dtype=float) - 1, RATIO_MINUS_ONE)
-    return ABOVE_ONE.verdict({1: "above", -1: "below", 0: "inside"}[sign])
+    return ABOVE_ONE.verdict({1: "above", -1: "below", 0: "inside"}[sign], values=list(ratios), null=1.0)
 
 
 def trend(table: pd.DataFrame) -> tuple[float, float, float]:
@@ -104,19 +109,30 @@ def trend(table: pd.DataFrame) -> tuple[float, float, float]:
     return slope, float(np.percentile(slopes, 2.5)), float(np.percentile(slopes, 97.5))
 
 
+def seed_slopes(table: pd.DataFrame) -> pd.Series:
+    """Each seed's least-squares slope of the noise ratio against log2 L (seeds with every length), by seed: the
+    per-seed values whose sign count the trend's label carries."""
+    wide = table.pivot_table(index="seed", columns="length", values="noise_ratio_kK", aggfunc="first").dropna()
+    x = np.log2(wide.columns.to_numpy(float))
+    xc = x - x.mean()
+    return pd.Series((wide.to_numpy(float) - wide.to_numpy(float).mean(1, keepdims=True)) @ xc / (xc**2).sum(),
+                     index=wide.index, name="slope")  # fmt: skip
+
+
 def grows_verdict(table: pd.DataFrame) -> Verdict:
     """``f6.grows`` on the unclipped cells (columns length, noise_ratio_kK; module docstring)."""
     if table["length"].nunique() < 2:
         return GROWS.verdict(PENDING)
     _, lo, hi = trend(table)
-    return GROWS.verdict("grows" if lo > 0 else ("shrinks" if hi < 0 else "none"))
+    outcome = "grows" if lo > 0 else ("shrinks" if hi < 0 else "none")
+    return GROWS.verdict(outcome, values=seed_slopes(table) if "seed" in table else None)
 
 
 def relvar_change_verdict(diff: pd.Series) -> Verdict:
     """``f6.relvar_change`` on one objective's per-seed RelVar difference, clipped minus unclipped."""
     if len(diff) < 2:
         return RELVAR_CHANGE.verdict(PENDING)
-    return RELVAR_CHANGE.verdict({1: "rises", -1: "falls", 0: "none"}[interval_sign(diff, UNBOUNDED)])
+    return RELVAR_CHANGE.verdict({1: "rises", -1: "falls", 0: "none"}[interval_sign(diff, UNBOUNDED)], values=diff)
 
 
 def _rows(table: pd.DataFrame) -> list[list]:

@@ -9,8 +9,9 @@ behind a count, the rules behind a summary), some both; without facts the facts-
     range                      both     a printed interval reaching outside its endpoint's declared ``bounds``;
                                         text (without facts): a table cell under a header that names an accuracy or
                                         reward AUC, in [0, 1], or a difference of one, in [-1, 1]
-    null-with-consistent-sign  both     a null phrase (:data:`NULL_PHRASES`) in one table row or sentence with a
-                                        paired interval whose sign count is k/k, k >= 5; facts: the label printed
+    null-with-consistent-sign  both     a null phrase (:data:`NULL_PHRASES`) speaking of a sign count k/k, k >= 5
+                                        (``pagetext.phrase_signs``: its own count, else the interval before it in
+                                        its clause, else its row's; robustness clauses skipped); facts: the label
                                         beside an interval whose >= 5 per-seed values all lie on one side of its null
     superseded                 both     a summary reading rule X while a rule read on the same page declares
                                         ``supersedes=(X, ...)``; text: At a glance's "Rules behind each row" and
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 
 import gspo_lab.findings.pagetext as pagetext
 from gspo_lab.findings.facts import Facts, PrintedCount, PrintedInterval, SummaryReads
-from gspo_lab.findings.rules import Rule
+from gspo_lab.findings.rules import MIN_SEEDS_FOR_SIGN, Rule
 
 __all__ = ["Problem", "PrintedInterval", "PrintedCount", "SummaryReads", "Facts", "LintRule", "LINT_RULES",
            "NULL_PHRASES", "ALLOWED_TERMS", "REPORTED_ONLY", "lint", "failures", "report"]  # fmt: skip
@@ -53,7 +54,6 @@ NULL_PHRASES = ("no difference", "not distinguishable", "no effect shown", "does
                 "adds nothing", "shows no trend")  # fmt: skip
 #: ordinary abbreviations a reader needs no glossary for (undefined-term); keep short, each with its reason
 ALLOWED_TERMS = frozenset({"CPU", "GPU"})  # hardware words of everyday use
-MIN_SEEDS_FOR_SIGN = 5  # fewest seeds for "all seeds share a sign" to overrule a null phrase (issue 35)
 #: lint rules a page build reports but does not yet fail on, until issue 35's item 3 fixes the labels they flag
 REPORTED_ONLY = ("null-with-consistent-sign",)
 
@@ -113,28 +113,26 @@ def check_range(pages: Pages, facts: Facts, rules: Mapping[str, Rule]) -> list[P
     return out
 
 
-def _null_phrase(text: str) -> str:
-    low = text.lower()
-    return next((p for p in NULL_PHRASES if p in low), "")
-
-
 def check_null_sign(pages: Pages, facts: Facts, rules: Mapping[str, Rule]) -> list[Problem]:
-    """Rule ``null-with-consistent-sign``: a null phrase beside an effect every one of >= 5 seeds shows."""
+    """Rule ``null-with-consistent-sign``: a null phrase beside an effect every one of >= 5 seeds shows. Read per
+    clause (:func:`~gspo_lab.findings.pagetext.clauses`); a robustness reading's clause is skipped (other data)."""
     out = []
     for page, text in pages.items():
         for unit in pagetext.units(page, text):
-            phrase = _null_phrase(unit.text)
-            if not phrase:
-                continue
-            for iv in pagetext.intervals(unit):
-                k, n, direction, null = iv.sign or (0, 0, "", 0.0)
-                if n >= MIN_SEEDS_FOR_SIGN and k == n:
-                    why = (f'"{phrase}" beside an interval whose {k}/{n} seeds are all {direction} {null:g}: say '
-                           f'"direction consistent ({k}/{n}), size unresolved"')  # fmt: skip
-                    out.append(Problem("null-with-consistent-sign", page, f"line {unit.line}",
-                                       _excerpt(unit.text, iv.start), why))  # fmt: skip
+            for at, clause in pagetext.clauses(unit):
+                if pagetext.ROBUSTNESS.match(clause):
+                    continue
+                for where, phrase in pagetext.phrases(clause, NULL_PHRASES):
+                    hit = [s for s in pagetext.phrase_signs(unit, at, clause, where) if s[1] >= MIN_SEEDS_FOR_SIGN
+                           and s[0] == s[1]]  # fmt: skip
+                    if hit:
+                        k, n, direction, null = hit[0]
+                        why = (f'"{phrase}" beside an interval whose {k}/{n} seeds are all {direction} {null:g}: '
+                               f'say "direction consistent ({k}/{n}), size unresolved"')  # fmt: skip
+                        out.append(Problem("null-with-consistent-sign", page, f"line {unit.line}",
+                                           _excerpt(unit.text, at + where), why))  # fmt: skip
     for iv in facts.intervals:
-        phrase, x = _null_phrase(iv.label), iv.per_seed
+        phrase, x = next((p for _, p in pagetext.phrases(iv.label, NULL_PHRASES)), ""), iv.per_seed
         if phrase and len(x) >= MIN_SEEDS_FOR_SIGN and (all(v > iv.null for v in x) or all(v < iv.null for v in x)):
             side = ">" if x[0] > iv.null else "<"
             why = f'"{phrase}" where all {len(x)} seeds are {side} {iv.null:g}'

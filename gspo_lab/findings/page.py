@@ -138,9 +138,10 @@ def compute() -> tuple[dict, dict]:
     import gspo_lab.findings.robust as robust
     from gspo_lab.experiments.stats import PAGE_INTERVAL, interval_method
     from gspo_lab.experiments.store import cached
+    from gspo_lab.findings.facts import collecting
 
     context, figures = {}, {}
-    with cached():
+    with cached(), collecting() as collected:
         with interval_method(PAGE_INTERVAL):
             checked = robust.robustness(SECTIONS)
         outputs, rows = reread.page_pass(SECTIONS, reread.PREVIOUS, marks=robust.marks(checked))
@@ -154,6 +155,7 @@ def compute() -> tuple[dict, dict]:
     context["recipe"] = headline.recipe(context)
     keys = ("claim", "number", "verdict", "sure")
     context["glance_rows"] = [[f"**{r['n']}. {r['title']}**", *(r[k] for k in keys)] for r in context["glance"]]
+    context["facts"] = collected[0]  # what the sections recorded printing: the referee lint's structured input
     return context, figures
 
 
@@ -231,7 +233,7 @@ def build() -> Path:
     for out, text in pages.items():
         (docs / out).write_text(text)
     (docs / "findings.lock.json").write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
-    problems = lint_failures(pages)
+    problems = lint_failures(pages, context.get("facts"))
     if problems:  # the pages are written, so the author can read them; the build still fails
         raise LintError("the referee lint fails the pages (gspo_lab/findings/lint.py):\n" + "\n".join(problems))
     return docs / "findings.md"
@@ -241,11 +243,12 @@ class LintError(RuntimeError):
     """The referee lint found problems on freshly built pages."""
 
 
-def lint_failures(pages: dict[str, str]) -> list[str]:
-    """The referee lint's problems a build fails on (:func:`gspo_lab.findings.lint.failures`), one line each."""
+def lint_failures(pages: dict[str, str], facts=None) -> list[str]:
+    """The referee lint's problems a build fails on (:func:`gspo_lab.findings.lint.failures`), one line each;
+    ``facts``: what the build recorded printing (:mod:`gspo_lab.findings.facts`)."""
     from gspo_lab.findings.lint import failures, lint
 
-    return [f"referee lint: {p}".splitlines()[0] for p in failures(lint(pages))]
+    return [f"referee lint: {p}".splitlines()[0] for p in failures(lint(pages, facts))]
 
 
 def check(context_and_figures: tuple[dict, dict] | None = None) -> list[str]:
@@ -258,7 +261,7 @@ def check(context_and_figures: tuple[dict, dict] | None = None) -> list[str]:
         path = _docs() / out
         if not path.is_file() or path.read_text() != text:
             problems.append(f"docs/{out} differs from its regeneration (run python -m gspo_lab.findings)")
-    problems += lint_failures(pages)
+    problems += lint_failures(pages, context.get("facts"))
     lock = json.loads((_docs() / "findings.lock.json").read_text())
     now = {name: _hash(data) for name, (data, _) in figures.items()}
     for name in sorted(set(lock) | set(now)):

@@ -30,6 +30,11 @@ __all__ = [
     "section",
     "bold_terms",
     "summaries",
+    "clauses",
+    "sign_counts",
+    "ROBUSTNESS",
+    "phrases",
+    "phrase_signs",
 ]
 
 NUM = r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
@@ -38,6 +43,12 @@ INTERVAL = re.compile(
     rf"(?<![\w./\-])(?P<mean>{NUM}) \[(?P<lo>{NUM}), (?P<hi>{NUM})\]"
     rf"(?: \(n = (?P<n>\d+)(?:; (?P<k>\d+)/(?P<m>\d+) (?P<dir>[<>]) (?P<null>{NUM}))?\))?"
 )
+#: a clause that reports a robustness reading ("without seed 60: no difference shown"): its verdict is read on other
+#: data (4 seeds, another endpoint) than the printed interval, so a null phrase in it says nothing about that interval
+ROBUSTNESS = re.compile(r"^(?:fragile: )?(?:without seed \d+|final evaluation(?: alone)?|training-reward AUC|"
+                        r"late held-out accuracy): ")  # fmt: skip
+#: a sign count as printed beside a paired interval or after a null phrase: ``5/5 > 0``, ``7/10 < 1``
+SIGN_COUNT = re.compile(rf"(?<![\d/.])(?P<k>\d+)/(?P<n>\d+) (?P<dir>[<>]) (?P<null>{NUM})")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(\[_])")
 _SEPARATOR = re.compile(r"^\|(\s*:?-{3,}:?\s*\|)+\s*$")
 
@@ -209,3 +220,61 @@ def summaries(text: str) -> list[tuple[str, int, tuple[str, ...]]]:
         if names:
             out.append(("Together", text[: m.start()].count("\n") + 1, names))
     return out
+
+
+def clauses(unit: Unit) -> list[tuple[int, str]]:
+    """``unit`` cut into clauses, each as (offset in ``unit.text``, text): a row's cells, a sentence whole, each then
+    cut at every ``;`` outside brackets (so ``(n = 5; 5/5 > 0)`` stays whole). A clause is the referee lint's finest
+    place: "…: 0.0664 [-0.252, 0.371] (n = 5; 3/5 > 0), no difference shown; …" pairs the label with its interval."""
+    pieces = [(0, unit.text)]
+    if unit.is_row:
+        at, pieces = 0, []
+        for cell in unit.cells:
+            at = unit.text.index(cell, at)
+            pieces.append((at, cell))
+    out = []
+    for at, text in pieces:
+        depth, start = 0, 0
+        for i, ch in enumerate(text + ";"):
+            depth += (ch in "([") - (ch in ")]")
+            if ch == ";" and depth <= 0:
+                if text[start:i].strip():
+                    lead = len(text[start:i]) - len(text[start:i].lstrip())
+                    out.append((at + start + lead, text[start:i].strip()))
+                start, depth = i + 1, 0
+    return out
+
+
+def sign_counts(text: str) -> list[tuple[int, int, str, float]]:
+    """Every sign count printed in ``text`` (beside an interval or alone), as (k, n, ">" or "<", null)."""
+    return [(int(m["k"]), int(m["n"]), m["dir"], float(m["null"])) for m in SIGN_COUNT.finditer(text)]
+
+
+def phrases(clause: str, words) -> list[tuple[int, str]]:
+    """(offset, phrase) of every occurrence in ``clause`` of each of ``words`` (case-insensitive)."""
+    low = clause.lower()
+    return sorted((m.start(), p) for p in words for m in re.finditer(re.escape(p), low))
+
+
+def _own_segment(tail: str) -> str:
+    """``tail`` up to its first comma or semicolon outside brackets: the words a null phrase heads."""
+    depth = 0
+    for i, ch in enumerate(tail):
+        depth += (ch in "([") - (ch in ")]")
+        if ch in ",;" and depth <= 0:
+            return tail[:i]
+    return tail
+
+
+def phrase_signs(unit: Unit, at: int, clause: str, where: int) -> list[tuple[int, int, str, float]]:
+    """The sign counts a null phrase at ``where`` in ``clause`` speaks of: those it heads (its own count, e.g. "no
+    direction effect shown (7/10 > 0)", up to the next comma), else the interval just before it in its clause ("0.06
+    [-0.25, 0.37] (n = 5; 3/5 > 0), no difference shown"), else its clause's, else (a table row's label cell, which
+    holds none) its row's."""
+    own = sign_counts(_own_segment(clause[where:]))
+    if own:
+        return own
+    found = intervals(unit)
+    inside = [iv for iv in found if at <= iv.start < at + len(clause)]
+    before = [iv for iv in inside if iv.start < at + where]
+    return [iv.sign for iv in (before[-1:] or inside or (found if unit.is_row else [])) if iv.sign]

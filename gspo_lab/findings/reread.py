@@ -73,8 +73,8 @@ def verdicts(sections, marks: dict | None = None) -> tuple[dict[str, list[tuple[
     original = Rule.verdict
     current = [""]
 
-    def spy(self, outcome, provisional=""):
-        made = original(self, outcome, provisional)
+    def spy(self, outcome, provisional="", **kw):
+        made = original(self, outcome, provisional, **kw)
         if reading.in_inner():
             return made
         SEEN[self.name] = self

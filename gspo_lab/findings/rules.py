@@ -27,6 +27,9 @@ __all__ = [
     "TARGET_GSPO_AT_MOST",
     "collapse_class",
     "PENDING",
+    "MIN_SEEDS_FOR_SIGN",
+    "consistent",
+    "consistent_label",
 ]
 
 #: of 5 seeds: an arm *collapses* at >= 4 collapsed runs and is *stable* at <= 1 (f2_mechanism.toml, declared before
@@ -37,6 +40,35 @@ STABLE_AT_MOST = 1
 TARGET_GSPO_AT_MOST = 0
 #: the outcome of every rule while its data are missing
 PENDING = "pending"
+#: fewest paired seeds for "all seeds share a sign" to overrule a null label (issue 35): at n = 5 all five on one
+#: side happens by chance with probability 2 × 0.5^5 = 0.0625 under a symmetric null
+MIN_SEEDS_FOR_SIGN = 5
+
+
+def consistent(values, null: float = 0.0) -> str:
+    """``k/k > null`` (or ``<``) when all of at least :data:`MIN_SEEDS_FOR_SIGN` paired per-seed ``values`` lie on one
+    side of ``null`` (NaN dropped); empty otherwise. The sign count a null label must then carry (issue 35)."""
+    x = [float(v) for v in values if v == v]
+    n = len(x)
+    if n < MIN_SEEDS_FOR_SIGN:
+        return ""
+    if all(v > null for v in x):
+        return f"{n}/{n} > {null:g}"
+    if all(v < null for v in x):
+        return f"{n}/{n} < {null:g}"
+    return ""
+
+
+def majority(values, null: float = 0.0) -> str:
+    """The sign count of the majority side of ``null``: ``k/n > 0`` or ``k/n < 0`` (``>`` on a tie)."""
+    x = [float(v) for v in values if v == v]
+    above, below = sum(v > null for v in x), sum(v < null for v in x)
+    return f"{above}/{len(x)} > {null:g}" if above >= below else f"{below}/{len(x)} < {null:g}"
+
+
+def consistent_label(count: str) -> str:
+    """The words a null outcome prints when every seed shares a sign (``count`` from :func:`consistent`)."""
+    return f"direction consistent ({count}), size unresolved"
 
 
 @dataclass(frozen=True)
@@ -101,6 +133,10 @@ class Rule:
     marker: str = ""  # text whose first commit introduced the rule (provenance)
     post_hoc: bool = False  # its thresholds were set after the results it classifies
     specs: tuple[str, ...] = ()  # the specs whose stored cells it classifies (provenance: cells before / after it)
+    null: str = ""  # the outcome that says "not shown" (e.g. "none"): printed as "direction consistent (k/k > 0),
+    # size unresolved" when the per-seed values given to :meth:`verdict` all share a sign (n >= MIN_SEEDS_FOR_SIGN)
+    null_count: str = ""  # when set (e.g. "lift"), a null label carries its own sign count, "no recovery shown (lift
+    # 3/5 < 0)": where its row prints other intervals, the count says which one the words read (lint)
     supersedes: tuple[str, ...] = ()  # rules this later declared reading replaces (a 10-seed one its 5-seed one);
     # a summary that reads one of them while this rule is read on its page fails the referee lint (lint.superseded)
 
@@ -108,13 +144,24 @@ class Rule:
         if isinstance(self.supersedes, str) or self.name in self.supersedes:
             raise ValueError(f"rule {self.name}: supersedes must be a tuple of other rules' names, got "
                              f"{self.supersedes!r}")  # fmt: skip
+        if self.null and self.null not in self.outcomes:
+            raise ValueError(f"rule {self.name}: null must be one of {sorted(self.outcomes)}, got {self.null!r}")
 
-    def verdict(self, outcome: str, provisional: str = "") -> Verdict:
+    def verdict(self, outcome: str, provisional: str = "", *, values=None, null: float = 0.0) -> Verdict:
+        """The verdict for ``outcome``. ``values``: the paired per-seed values the outcome was read on; when the
+        outcome is the rule's :attr:`null` one and they all share a side of ``null`` (1 for a ratio), the label says
+        so (:func:`consistent_label`) instead of the null outcome's words; the outcome key is unchanged."""
         if outcome == PENDING:
             return Verdict(self.name, PENDING, PENDING)
         if outcome not in self.outcomes:
             raise ValueError(f"rule {self.name}: outcome must be one of {sorted(self.outcomes)}, got {outcome!r}")
-        return Verdict(self.name, outcome, self.outcomes[outcome], provisional, self.post_hoc)
+        label = self.outcomes[outcome]
+        count = consistent(values, null) if values is not None and outcome == self.null else ""
+        if count:
+            label = consistent_label(count)
+        elif values is not None and outcome == self.null and self.null_count:
+            label = f"{label} ({self.null_count} {majority(values, null)})"
+        return Verdict(self.name, outcome, label, provisional, self.post_hoc)
 
 
 RULES: dict[str, Rule] = {}
