@@ -10,7 +10,8 @@ interval lies below ε_low on every cold start; else *mixed*.
 
 Rule ``f5.claim`` (:func:`claim_verdict`), declared in ``f5_precision_train.toml`` before its runs: *reproduced* if GSPO
 on bf16 log-probs ends within ``CLOSE_ACC`` held-out accuracy of GSPO on recomputed ones (mean paired difference)
-while GRPO does not; *not distinguishable* if both do; else *not reproduced*. Each arm's paired difference is also
+while GRPO does not; *both within the margin* if both do (a margin the rule cannot see past: a paired difference
+inside it may still have every seed on one side); else *not reproduced*. Each arm's paired difference is also
 classified by :func:`~gspo_lab.experiments.stats.interval_sign` (its 95 % interval above or below 0), rule
 ``f5.nonzero``.
 
@@ -71,7 +72,8 @@ CLAIM = register(
         "5",
         {
             "reproduced": "reproduced: GSPO tolerates bf16 log-probs as π_old, GRPO does not",
-            "indistinct": "not distinguishable at toy scale: both objectives end within 0.05 of their recomputed arms",
+            "indistinct": "both within the margin: GRPO and GSPO each end within 0.05 of their recomputed arms, so the "
+            "declared rule cannot tell them apart (a margin, not an equivalence test)",
             "not": "not reproduced: GSPO on bf16 log-probs ends more than 0.05 away from GSPO on recomputed ones",
         },
         {"CLOSE_ACC": CLOSE_ACC},
@@ -84,7 +86,7 @@ NONZERO = register(
     Rule(
         "f5.nonzero",
         "5",
-        {"higher": "higher", "lower": "lower", "none": "no different"},
+        {"higher": "higher", "lower": "lower", "none": "no difference shown"},
         {},
         null="none",
         declared="gspo_lab/nb/findings.py, after the runs (a description)",

@@ -13,10 +13,10 @@ behind a count, the rules behind a summary), some both; without facts the facts-
                                         (``pagetext.phrase_signs``: its own count, else the interval before it in
                                         its clause, else its row's; robustness clauses skipped); facts: the label
                                         beside an interval whose >= 5 per-seed values all lie on one side of its null
-    superseded                 both     a summary reading rule X while a rule read on the same page declares
+    superseded                 both     a summary reading rule X while a rule read in the book declares
                                         ``supersedes=(X, ...)``; text: At a glance's "Rules behind each row" and
-                                        "**Together**" paragraphs name their rules, and a rule is "read on the page"
-                                        when its name appears there in backticks
+                                        "**Together**" paragraphs name their rules, and a rule is "read" when a page
+                                        names it in backticks; facts: the verdicts the story and recipe print
     endpoint                   facts    a collapse count computed on another endpoint than the page declares, unless
                                         its printed text names that endpoint (a deliberate side-by-side, as in 2f)
     two-spreads                both     the same per-seed values printed with two different brackets; text: two table
@@ -147,19 +147,19 @@ def _superseding(rules: Mapping[str, Rule], read: set[str]) -> dict[str, str]:
 
 
 def check_superseded(pages: Pages, facts: Facts, rules: Mapping[str, Rule]) -> list[Problem]:
-    """Rule ``superseded``: a summary reading a verdict that a later declared reading on its page supersedes."""
+    """Rule ``superseded``: a summary reading a verdict that a later declared reading in the book supersedes (a rule
+    is read when a page names it in backticks or the build records it read)."""
     found: list[tuple[str, str, tuple[str, ...]]] = []  # (page, where, rules read)
-    read: dict[str, set[str]] = {page: set(names) for page, names in facts.rules_read.items()}
+    read = {name for names in facts.rules_read.values() for name in names}
     for page, text in pages.items():
-        read.setdefault(page, set()).update(n for n in re.findall(r"`([\w.]+)`", text) if n in rules)
+        read.update(n for n in re.findall(r"`([\w.]+)`", text) if n in rules)
         found += [(page, f"{where} (line {line})", names) for where, line, names in pagetext.summaries(text)]
     found += [(s.page, s.where, s.rules) for s in facts.summaries]
-    out = []
+    newer, out = _superseding(rules, read), []
     for page, where, names in found:
-        newer = _superseding(rules, read.get(page, set()))
         for name in names:
             if name in newer:
-                why = f"reads `{name}`, which `{newer[name]}` (read on this page) supersedes"
+                why = f"reads `{name}`, which `{newer[name]}` (read in the book) supersedes"
                 out.append(Problem("superseded", page, where, ", ".join(names), why))
     return out
 

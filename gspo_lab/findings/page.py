@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -138,7 +139,7 @@ def compute() -> tuple[dict, dict]:
     import gspo_lab.findings.robust as robust
     from gspo_lab.experiments.stats import PAGE_INTERVAL, interval_method
     from gspo_lab.experiments.store import cached
-    from gspo_lab.findings.facts import collecting
+    from gspo_lab.findings.facts import SummaryReads, collecting
 
     context, figures = {}, {}
     with cached(), collecting() as collected:
@@ -155,8 +156,21 @@ def compute() -> tuple[dict, dict]:
     context["recipe"] = headline.recipe(context)
     keys = ("claim", "number", "verdict", "sure")
     context["glance_rows"] = [[f"**{r['n']}. {r['title']}**", *(r[k] for k in keys)] for r in context["glance"]]
-    context["facts"] = collected[0]  # what the sections recorded printing: the referee lint's structured input
+    summaries = tuple(SummaryReads(f"{key}.md", key, tuple(dict.fromkeys(v.rule for v in _verdicts(context[key]))))
+                      for key in ("story", "recipe"))  # fmt: skip
+    # what the sections recorded printing, and the verdicts the story and recipe read: the referee lint's input
+    context["facts"] = replace(collected[0], summaries=collected[0].summaries + summaries)
     return context, figures
+
+
+def _verdicts(tree) -> list:
+    """Every :class:`~gspo_lab.findings.rules.Verdict` in a context's nested dicts, lists and tuples."""
+    from gspo_lab.findings.rules import Verdict
+
+    if isinstance(tree, Verdict):
+        return [tree]
+    items = tree.values() if isinstance(tree, dict) else tree if isinstance(tree, list | tuple) else ()
+    return [v for item in items for v in _verdicts(item)]
 
 
 def stats_section(rows: list[dict]) -> dict:
