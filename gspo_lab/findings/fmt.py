@@ -116,4 +116,9 @@ def clip_label(value) -> str:
     return f"{float(value):g}"
 
 
-FILTERS = {"num": num, "mean_ci": mean_ci, "diff": diff_cell, "rate": rate_cell, "spread": spread}
+def cap_name(clip: str) -> str:
+    """A grad-norm cap as the prose names it: "none" for a spec's "off", else the cap."""
+    return "none" if off(clip) else str(clip)
+
+
+FILTERS = {"num": num, "mean_ci": mean_ci, "diff": diff_cell, "rate": rate_cell, "spread": spread, "cap": cap_name}

@@ -178,6 +178,7 @@ def stats_section(rows: list[dict]) -> dict:
     and the declared rule that picks from it), and the verdicts that moved from version 3's bootstrap-t."""
     from gspo_lab.experiments import interval_study as study
     from gspo_lab.experiments.stats import PAGE_INTERVAL, STATS_VERSION
+    from gspo_lab.findings import comparisons
     from gspo_lab.findings.reread import T_DECLARED_SPECS
     from gspo_lab.findings.rules import RULES
 
@@ -207,6 +208,7 @@ def stats_section(rows: list[dict]) -> dict:
         "t_specs": list(T_DECLARED_SPECS),
         "changed": changed,
         "read": sum(r["read"] for r in rows),
+        "per_comparison": comparisons.summary(),
     }
 
 

@@ -1,0 +1,82 @@
+"""The paired comparisons the findings print, and each one's coverage as its own population (issue 35).
+
+    python -m gspo_lab.findings.comparisons [--reps 2000]   # one page pass (~2 min), then the study (~1 min)
+
+collects every paired per-seed comparison the page pass prints (each value list printed with a sign count, on its
+endpoint's declared bounds; a robustness reading's are skipped, duplicates kept once), runs
+:func:`gspo_lab.experiments.comparison_coverage.study` on them for every interval method and writes
+:data:`STORED`, which the page's stats section summarises (:func:`summary`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import pandas as pd
+
+import gspo_lab.experiments.comparison_coverage as cc
+from gspo_lab.experiments.endpoint_range import UNBOUNDED
+from gspo_lab.paths import repo_root
+
+__all__ = ["STORED", "collect", "stored", "summary", "main"]
+
+STORED = "data/comparison_coverage.csv"
+
+
+def collect() -> pd.DataFrame:
+    """Every paired comparison a page pass prints: columns values (tuple), lo, hi (its declared bounds). Reads the
+    values :func:`gspo_lab.findings.fmt.signs` is given (only paired values get a sign count) and the bounds its
+    caller computed."""
+    import gspo_lab.experiments.reading as reading
+    import gspo_lab.findings.fmt as fmt
+    from gspo_lab.findings.page import compute
+
+    seen: dict[tuple, tuple[float, float]] = {}
+    original = fmt.signs
+
+    def spy(values, null: float = 0.0) -> str:
+        if not reading.in_inner() and reading.left_out() is None and reading.endpoint() == "late":
+            x = tuple(float(v) for v in values if v == v)
+            bounds = sys._getframe(1).f_locals.get("bounds") or UNBOUNDED
+            if len(x) >= 2:
+                seen.setdefault(x, (float(bounds[0]), float(bounds[1])))
+        return original(values, null)
+
+    fmt.signs = spy
+    try:
+        compute()
+    finally:
+        fmt.signs = original
+    return pd.DataFrame([{"values": x, "lo": b[0], "hi": b[1]} for x, b in seen.items()])
+
+
+def stored() -> pd.DataFrame:
+    """The committed per-comparison study (:data:`STORED`)."""
+    return pd.read_csv(repo_root() / STORED)
+
+
+def summary() -> list[list]:
+    """The stats section's rows: per method and n, comparisons, median and minimum coverage, how many below the bar,
+    the median width."""
+    s = cc.summarise(stored())
+    return [[m.replace("_", " "), int(n), int(k), f"{med:.3f}", f"{lo:.3f}", f"{int(b)} of {int(k)}", f"{w:.3g}"]
+            for m, n, k, med, lo, b, w in s.itertuples(index=False)]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gspo_lab.findings.comparisons", description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=cc.REPS, help="resamples per comparison and method")
+    args = parser.parse_args(argv)
+    comparisons = collect()
+    table = cc.study(comparisons, reps=args.reps)
+    values = comparisons.assign(values=comparisons["values"].map(lambda x: " ".join(repr(v) for v in x)))
+    out = table.merge(values.reset_index(names="comparison"), on="comparison")
+    out.to_csv(repo_root() / STORED, index=False)
+    print(cc.summarise(table).to_string(index=False))
+    print(f"wrote {STORED}: {len(comparisons)} comparisons")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
