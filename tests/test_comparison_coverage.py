@@ -10,7 +10,6 @@ import pytest
 import gspo_lab.experiments.comparison_coverage as cc
 from gspo_lab.experiments.coverage import ALL_METHODS
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
-from gspo_lab.findings import comparisons
 
 
 def test_coverage_of_a_spread_population_is_near_nominal_and_a_point_interval_misses():
@@ -43,7 +42,7 @@ def test_summarise_counts_comparisons_below_the_bar():
 
 def test_the_stored_table_recomputes():
     """Three stored comparisons, every method: the seeded coverage and width recompute exactly."""
-    table = comparisons.stored()
+    table = cc.stored()
     assert set(table["method"]) == set(ALL_METHODS)
     for i in sorted(set(table["comparison"]))[:: max(1, table["comparison"].nunique() // 3)][:3]:
         rows = table[table["comparison"] == i]
@@ -59,5 +58,5 @@ def test_the_page_prints_the_per_comparison_summary():
 
     text = (repo_root() / "docs" / "findings.md").read_text()
     assert "**Each comparison as its own population**" in text
-    for row in comparisons.summary():
+    for row in cc.summary():
         assert "| " + " | ".join(str(c) for c in row) + " |" in text

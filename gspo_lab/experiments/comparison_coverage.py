@@ -11,6 +11,10 @@ far each method falls short on the page's own data. Seeded.
     coverage_of(values, method, bounds)   -> (coverage, median width) of one comparison
     study(comparisons)                    -> one row per comparison × method
     summarise(table)                      -> per method and n: comparisons, median and minimum coverage, share < 0.93
+    summary()                             -> the stored table's summary as the page's stats section prints it
+
+The stored table (:data:`STORED`) is written by ``python -m gspo_lab.findings.comparisons``, which collects the
+comparisons from a page pass.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ import pandas as pd
 
 import gspo_lab.experiments.endpoint_range as er
 from gspo_lab.experiments.coverage import ALL_METHODS, intervals
+from gspo_lab.paths import repo_root
 
-__all__ = ["REPS", "SEED", "BAR", "coverage_of", "study", "summarise"]
+__all__ = ["REPS", "SEED", "BAR", "STORED", "coverage_of", "study", "summarise", "stored", "summary"]
+
+STORED = "data/comparison_coverage.csv"
 
 REPS = 2000  # resamples per comparison and method: Monte Carlo sd of a coverage near 0.93 is 0.006
 SEED = 0
@@ -69,3 +76,16 @@ def summarise(table: pd.DataFrame) -> pd.DataFrame:
             "median_width": g["median_width"].median(),
         }
     ).reset_index()
+
+
+def stored() -> pd.DataFrame:
+    """The committed per-comparison study (:data:`STORED`)."""
+    return pd.read_csv(repo_root() / STORED)
+
+
+def summary() -> list[list]:
+    """The stats section's rows: per method and n, comparisons, median and minimum coverage, how many below the bar,
+    the median width."""
+    s = summarise(stored())
+    return [[m.replace("_", " "), int(n), int(k), f"{med:.3f}", f"{lo:.3f}", f"{int(b)} of {int(k)}", f"{w:.3g}"]
+            for m, n, k, med, lo, b, w in s.itertuples(index=False)]  # fmt: skip

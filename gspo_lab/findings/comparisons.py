@@ -4,8 +4,8 @@
 
 collects every paired per-seed comparison the page pass prints (each value list printed with a sign count, on its
 endpoint's declared bounds; a robustness reading's are skipped, duplicates kept once), runs
-:func:`gspo_lab.experiments.comparison_coverage.study` on them for every interval method and writes
-:data:`STORED`, which the page's stats section summarises (:func:`summary`).
+:func:`gspo_lab.experiments.comparison_coverage.study` on them for every interval method and writes its ``STORED``
+table, which the page's stats section summarises (``comparison_coverage.summary``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ import gspo_lab.experiments.comparison_coverage as cc
 from gspo_lab.experiments.endpoint_range import UNBOUNDED
 from gspo_lab.paths import repo_root
 
-__all__ = ["STORED", "collect", "stored", "summary", "main"]
-
-STORED = "data/comparison_coverage.csv"
+__all__ = ["collect", "main"]
 
 
 def collect() -> pd.DataFrame:
@@ -51,19 +49,6 @@ def collect() -> pd.DataFrame:
     return pd.DataFrame([{"values": x, "lo": b[0], "hi": b[1]} for x, b in seen.items()])
 
 
-def stored() -> pd.DataFrame:
-    """The committed per-comparison study (:data:`STORED`)."""
-    return pd.read_csv(repo_root() / STORED)
-
-
-def summary() -> list[list]:
-    """The stats section's rows: per method and n, comparisons, median and minimum coverage, how many below the bar,
-    the median width."""
-    s = cc.summarise(stored())
-    return [[m.replace("_", " "), int(n), int(k), f"{med:.3f}", f"{lo:.3f}", f"{int(b)} of {int(k)}", f"{w:.3g}"]
-            for m, n, k, med, lo, b, w in s.itertuples(index=False)]  # fmt: skip
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gspo_lab.findings.comparisons", description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=cc.REPS, help="resamples per comparison and method")
@@ -72,9 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     table = cc.study(comparisons, reps=args.reps)
     values = comparisons.assign(values=comparisons["values"].map(lambda x: " ".join(repr(v) for v in x)))
     out = table.merge(values.reset_index(names="comparison"), on="comparison")
-    out.to_csv(repo_root() / STORED, index=False)
+    out.to_csv(repo_root() / cc.STORED, index=False)
     print(cc.summarise(table).to_string(index=False))
-    print(f"wrote {STORED}: {len(comparisons)} comparisons")
+    print(f"wrote {cc.STORED}: {len(comparisons)} comparisons")
     return 0
 
 

@@ -176,9 +176,9 @@ def _verdicts(tree) -> list:
 def stats_section(rows: list[dict]) -> dict:
     """Stats version 4: the interval study behind the page's interval (its stored table, data/interval_study.csv,
     and the declared rule that picks from it), and the verdicts that moved from version 3's bootstrap-t."""
+    from gspo_lab.experiments import comparison_coverage
     from gspo_lab.experiments import interval_study as study
     from gspo_lab.experiments.stats import PAGE_INTERVAL, STATS_VERSION
-    from gspo_lab.findings import comparisons
     from gspo_lab.findings.reread import T_DECLARED_SPECS
     from gspo_lab.findings.rules import RULES
 
@@ -208,7 +208,7 @@ def stats_section(rows: list[dict]) -> dict:
         "t_specs": list(T_DECLARED_SPECS),
         "changed": changed,
         "read": sum(r["read"] for r in rows),
-        "per_comparison": comparisons.summary(),
+        "per_comparison": comparison_coverage.summary(),
     }
 
 
