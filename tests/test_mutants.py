@@ -414,6 +414,22 @@ def bootstrap_without_resampling(values, bounds=None):
     return m, m
 
 
+def position_before_issue_35(d_grpo, d_gspo) -> str:
+    """f11.position as read until issue 35: "like GRPO" checked before "below GRPO", so an objective below both read
+    "like GRPO (below GSPO, not shown above GRPO)" beside an interval below GRPO."""
+    from gspo_lab.experiments.endpoint_range import DIFFERENCE
+    from gspo_lab.experiments.stats import declared_t_sign
+
+    above_grpo, vs_gspo = declared_t_sign(d_grpo, DIFFERENCE), declared_t_sign(d_gspo, DIFFERENCE)
+    if vs_gspo > 0:
+        return "above_gspo"
+    if above_grpo > 0:
+        return "gspo_like" if vs_gspo == 0 else "between"
+    if vs_gspo < 0:
+        return "grpo_like"
+    return "below_grpo" if above_grpo < 0 else "unresolved"
+
+
 def version_3_sign(values, bounds=None) -> int:
     """Stats version 3's bootstrap-t sign in place of the page's interval on the declared range (a reading whose spec
     declared Student-t, read from version 4 with transformed t): it reads the t-edge case (tests/test_rules.py's EDGE,
@@ -648,6 +664,8 @@ RULE_MUTANTS += [
           "version 3's bootstrap-t instead of the page's interval on the declared range"),
     _rule("f11b.position", "above GRPO, below GSPO", "gspo_lab.findings.f11_successors.position_outcome",
           _same(lambda d_grpo, d_gspo: "gspo_like"), "GSPO's side never read (every lift over GRPO 'like GSPO')"),
+    _rule("f11.position", "below GRPO and below GSPO", "gspo_lab.findings.f11_successors.position_outcome",
+          _same(position_before_issue_35), "'like GRPO' read before 'below GRPO' (below both printed 'like GRPO')"),
     _rule("f10t.two_by_two", "t interval across 0 where the bootstrap's is above",
           "gspo_lab.findings.f10_ten.declared_t",
           _same(version_3_sign), "version 3's bootstrap-t instead of the page's interval on the declared range"),

@@ -463,6 +463,8 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("above GRPO, below GSPO", lambda: f11.position_verdict(UP, DOWN), "between"),
         ("across 0 against GRPO, below GSPO", lambda: f11.position_verdict(MIXED, DOWN), "grpo_like"),
         ("below GRPO, across 0 against GSPO", lambda: f11.position_verdict(DOWN, MIXED), "below_grpo"),
+        # issue 35: below both read "like GRPO (below GSPO, not shown above GRPO)" beside an interval below GRPO
+        ("below GRPO and below GSPO", lambda: f11.position_verdict(DOWN, DOWN), "below_grpo"),
         ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED), "unresolved"),
         ("t interval across 0 where the bootstrap's is above", lambda: f11.position_verdict(EDGE, DOWN), "grpo_like"),
     ],
@@ -472,6 +474,7 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("above GRPO, below GSPO", lambda: f11.position_verdict(UP, DOWN, f11.POSITION_B), "between"),
         ("across 0 against GRPO, below GSPO", lambda: f11.position_verdict(MIXED, DOWN, f11.POSITION_B), "grpo_like"),
         ("below GRPO, across 0 against GSPO", lambda: f11.position_verdict(DOWN, MIXED, f11.POSITION_B), "below_grpo"),
+        ("below GRPO and below GSPO", lambda: f11.position_verdict(DOWN, DOWN, f11.POSITION_B), "below_grpo"),
         ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED, f11.POSITION_B), "unresolved"),
     ],
     "f10t.two_by_two": _two_by_two_cases(f10t.ten_verdict),
@@ -532,6 +535,11 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         (
             "below GRPO on fresh seeds",
             lambda: f11.confirm_verdict(f11.position_verdict(DOWN, MIXED, f11.POSITION_B)),
+            "confirmed",
+        ),
+        (
+            "below GRPO and GSPO on fresh seeds",
+            lambda: f11.confirm_verdict(f11.position_verdict(DOWN, DOWN, f11.POSITION_B)),
             "confirmed",
         ),
         (

@@ -9,6 +9,8 @@ interval); re-read, as finding 11's position rule, with each seed left out, on r
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
@@ -17,6 +19,7 @@ from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import declared_t_sign, paired_diff
 from gspo_lab.experiments.store import load_result, result_path
+from gspo_lab.findings.f11_regimes import DRIFT, knobs
 from gspo_lab.findings.fmt import arm_cell, diff_cell, num, robustness
 from gspo_lab.findings.rules import PENDING, Rule, class_verdict, register
 from gspo_lab.findings.tables import MODELS, declared, progress, spec, with_base
@@ -89,7 +92,10 @@ def runs(name: str = SPEC) -> pd.DataFrame:
     logged = []
     for key in t["key"]:
         pr = load_result(result_path(by_key[key]))["per_rollout"]
-        logged.append({k: pd.Series(pr.get(v, []), dtype=float).mean() for k, v in _LOGGED.items()})
+        logged.append(
+            {k: pd.Series(pr.get(v, []), dtype=float).mean() for k, v in _LOGGED.items()}
+            | {"drift": float((pr.get(DRIFT) or [math.nan])[0])}
+        )  # rollout-0 KL k3 (f11_regimes)
     t = pd.concat([t.reset_index(drop=True), pd.DataFrame(logged)], axis=1)
     return t.assign(arm_id=t.apply(_arm, axis=1), model=t["checkpoint"].map(MODELS))
 
@@ -105,7 +111,8 @@ def section() -> tuple[dict, dict]:
                 continue
             k, n = int(g["collapsed"].sum()), len(g)
             cells_ = [model, objective, arm, arm_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})",
-                      num(g["rho"].mean()), num(g["masked"].mean()), num(g["truncated"].mean())]  # fmt: skip
+                      num(g["rho"].mean()), num(g["masked"].mean()), num(g["truncated"].mean()),
+                      num(g["drift"].median())]  # fmt: skip
             if arm == "RECOMPUTE":
                 cells_ += ["—", "the baseline", "—"]
             else:
@@ -124,6 +131,7 @@ def section() -> tuple[dict, dict]:
                 )
             rows.append(cells_)
     header = ["model", "objective", "arm", "late held-out accuracy [95 % t]", "collapsed (v2)", "mean ρ",
-              "masked tokens", "truncated tokens", "− RECOMPUTE (paired)", "f11c.correction", "robustness"]  # fmt: skip
+              "masked tokens", "truncated tokens", "rollout-0 KL k3 (median)", "− RECOMPUTE (paired)",
+              "f11c.correction", "robustness"]  # fmt: skip
     done = [progress(spec(SPEC)), progress(spec(SPEC_DENSE))]
-    return {"progress": done, "rows": rows, "verdicts": verdicts, "header": header}, {}
+    return {"progress": done, "rows": rows, "verdicts": verdicts, "header": header, "knobs": knobs(SPEC)}, {}

@@ -1,11 +1,14 @@
-"""Finding 11 ("after GSPO"), regime (a): GSPO's successors where GRPO collapses — its rule, runs, table and figure.
+"""Finding 11 ("after GSPO"): GSPO's successors beside GRPO and GSPO in three regimes — its rules, tables and figures.
 
-The successors (CISPO, SAPO, LUSPO, VESPO, GMPO; :mod:`gspo_lab.objectives`) ran in finding 2's collapse regime on the
-seeds of finding 2's stored GRPO and GSPO arms (``data/specs/f11_successors_collapse.toml``), so each is compared
-with both, paired by seed, on late held-out accuracy with a 95 % Student-t interval
-(:func:`gspo_lab.experiments.stats.t_interval`). Rule ``f11.position`` places each successor relative to the two;
-declared with it, the same rule is re-read with each seed left out, on training-reward AUC and on the final
-evaluation alone, and a verdict that changes under any of them is marked *fragile*.
+The successors (CISPO, SAPO, LUSPO, VESPO, GMPO; :mod:`gspo_lab.objectives`) ran in finding 2's regime without a
+grad-norm clip (M = 16, lr 5e-5) on the seeds of finding 2's stored GRPO and GSPO arms
+(``data/specs/f11_successors_collapse.toml``), so each is compared with both, paired by seed, on late held-out accuracy
+with the interval its spec declared (:func:`gspo_lab.experiments.stats.declared_t_sign`: Student-t, from stats
+version 4 the page's transformed t). Regime (b) (grad-norm clip 1, M = 8, lr 1e-4) and its fresh-seed re-run are
+named by those knobs, each objective's rollout-0 drift beside them (:mod:`gspo_lab.findings.f11_regimes`). Rule
+``f11.position`` places each successor relative to the two; declared with it, the same rule is re-read with each seed
+left out, on training-reward AUC and on the final evaluation alone, and a verdict that changes under any of them is
+marked *fragile*.
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ from dataclasses import replace
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
+import gspo_lab.findings.f11_regimes as regimes
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import declared_t_sign, paired_diff
-from gspo_lab.findings.fmt import arm_cell, clip_label, diff_cell, robustness
-from gspo_lab.findings.rules import PENDING, Rule, class_verdict, register
-from gspo_lab.findings.tables import F2, MODELS, declared, progress, spec, with_base
+from gspo_lab.findings.f11_regimes import SPEC, SPEC_B, SPEC_B_DENSE, SPEC_D, runs
+from gspo_lab.findings.fmt import arm_cell, diff_cell, robustness
+from gspo_lab.findings.rules import PENDING, Rule, consistent, consistent_label, register
+from gspo_lab.findings.tables import progress, spec
 
 __all__ = [
     "SPEC",
@@ -36,14 +41,9 @@ __all__ = [
     "section",
 ]
 
-SPEC = "f11_successors_collapse"
-SPEC_B = "f11b_successors_production"
-SPEC_B_DENSE = "f11b_production_dense"  # the dense twin: its own GRPO and GSPO arms, fresh seeds 15-19
-SPEC_D = "f11d_production_confirm"  # the post hoc reading of regime (b) on fresh MoE seeds 15-19
-#: per regime spec: the stored specs whose GRPO / GSPO runs its arms are paired with (none: the spec runs its own)
-STORED = {SPEC: (F2["moe"], F2["dense"]), SPEC_B: (F2["candidate"],), SPEC_B_DENSE: (), SPEC_D: ()}
-#: the successors whose weights never zero a unit's gradient: the post hoc reading f11d.confirm puts to fresh seeds
-NEVER_ZERO = ("cispo", "sapo", "vespo")
+#: the successors regime (b) placed like or below GRPO on the MoE, re-run on fresh seeds by f11d (rule f11d.confirm).
+#: That they are those whose weights never zero a token's gradient is a reading, not shown (confounded with drift)
+RETESTED = ("cispo", "sapo", "vespo")
 SUCCESSORS = ("cispo", "sapo", "luspo", "vespo", "gmpo")
 #: the endpoints the robustness check re-reads the rule on: (name, column)
 ENDPOINTS = (("late held-out accuracy", "late_acc"), ("training-reward AUC", "reward_auc"),
@@ -56,9 +56,9 @@ POSITION = register(
         "11",
         {
             "above_gspo": "above GSPO",
-            "gspo_like": "like GSPO (above GRPO, not shown below GSPO)",
+            "gspo_like": "like GSPO (above GRPO; not shown above or below GSPO)",
             "between": "between GRPO and GSPO",
-            "grpo_like": "like GRPO (below GSPO, not shown above GRPO)",
+            "grpo_like": "like GRPO (below GSPO; not shown above or below GRPO)",
             "below_grpo": "below GRPO",
             "unresolved": "unresolved (neither difference shown)",
         },
@@ -88,8 +88,8 @@ CONFIRM = register(
         "f11d.confirm",
         "11",
         {
-            "confirmed": "confirmed (like or below GRPO on fresh seeds)",
-            "refuted": "refuted (like GSPO, between, or above GSPO on fresh seeds)",
+            "confirmed": "replicated on fresh seeds (like or below GRPO: the position, not its mechanism)",
+            "refuted": "not replicated on fresh seeds (like GSPO, between, or above GSPO)",
             "unresolved": "unresolved",
         },
         {"LEVEL": 0.95},
@@ -111,8 +111,11 @@ def confirm_verdict(position_verdict):
 
 
 def position_outcome(d_grpo, d_gspo) -> str:
-    """The first outcome of ``f11.position`` that applies, in its declared order, to the paired differences
-    (objective − GRPO, objective − GSPO) per seed; PENDING without both."""
+    """The outcome of ``f11.position`` for the paired differences (objective − GRPO, objective − GSPO) per seed;
+    PENDING without both. The declared conditions of "like GRPO" (d_GRPO not above 0, d_GSPO below 0) and "below
+    GRPO" (d_GRPO below 0) overlap where both lie below 0; there the outcome is "below GRPO", what the intervals show
+    (until issue 35 the first listed, "like GRPO", was printed beside an interval below GRPO). f11d.confirm counts
+    both alike, so its outcomes do not change."""
     if len(d_grpo) == 0 or len(d_gspo) == 0:
         return PENDING
     above_grpo, vs_gspo = declared_t_sign(d_grpo, DIFFERENCE), declared_t_sign(d_gspo, DIFFERENCE)
@@ -120,16 +123,23 @@ def position_outcome(d_grpo, d_gspo) -> str:
         return "above_gspo"
     if above_grpo > 0:
         return "gspo_like" if vs_gspo == 0 else "between"
-    if vs_gspo < 0:
-        return "grpo_like"
     if above_grpo < 0:
         return "below_grpo"
+    if vs_gspo < 0:
+        return "grpo_like"
     return "unresolved"
 
 
 def position_verdict(d_grpo, d_gspo, rule: Rule = POSITION):
-    """Rule ``f11.position`` (or ``f11b.position``) on the paired differences (objective − GRPO, objective − GSPO)."""
-    return rule.verdict(position_outcome(d_grpo, d_gspo))
+    """Rule ``f11.position`` (or ``f11b.position``) on the paired differences (objective − GRPO, objective − GSPO).
+    Where the label says a difference was not shown and all of its >= 5 per-seed values share a sign, the label says
+    so: "like GSPO (above GRPO; not shown above or below GSPO; − GSPO: direction consistent (5/5 < 0), size
+    unresolved)" (issue 35); the outcome key is unchanged."""
+    verdict = rule.verdict(position_outcome(d_grpo, d_gspo))
+    unshown = {"gspo_like": [("GSPO", d_gspo)], "grpo_like": [("GRPO", d_grpo)],
+               "unresolved": [("GRPO", d_grpo), ("GSPO", d_gspo)]}.get(verdict.outcome, [])  # fmt: skip
+    notes = [f"− {name}: {consistent_label(count)}" for name, d in unshown if (count := consistent(d))]
+    return replace(verdict, label=f"{verdict.label[:-1]}; {'; '.join(notes)})") if notes else verdict
 
 
 def position(table: pd.DataFrame, objective: str, metric: str = "late_acc", rule: Rule = POSITION):
@@ -161,37 +171,17 @@ def robust_position(table: pd.DataFrame, objective: str, rule: Rule = POSITION) 
     return verdict, flips
 
 
-def runs(name: str = SPEC) -> pd.DataFrame:
-    """Every finished run of regime spec ``name`` and the stored GRPO / GSPO runs of its regime on the same seeds
-    (finding 2's, at the regime's grad clip, without Routing Replay; ``arm_id`` = objective; ``model``; ``source``)."""
-    s = spec(name)
-    parts = []
-    t = declared(s)
-    if not t.empty:
-        parts.append(with_base(s, t, ("checkpoint", "objective")).assign(source=name))
-    for stored in STORED[name]:
-        f2 = spec(stored)
-        t = with_base(f2, declared(f2), ("checkpoint", "objective", "grad_clip"))
-        rr = t.get("routing_replay", pd.Series(False, index=t.index)).fillna(False).astype(bool)
-        same_clip = t["grad_clip"].map(clip_label) == clip_label(s.base.get("grad_clip"))
-        parts.append(t[same_clip & ~rr].assign(source=stored))
-    if not parts:
-        return pd.DataFrame(columns=["model", "arm_id", "seed", "late_acc", "collapsed", "source"])
-    table = pd.concat(parts, ignore_index=True)
-    table = table.assign(arm_id=table["objective"], model=table["checkpoint"].map(MODELS))
-    order = table["checkpoint"].map(list(MODELS).index)
-    return table.assign(order=order).sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
-
-
 def _rows(table: pd.DataFrame, rule: Rule = POSITION) -> tuple[list, list]:
     rows, verdicts = [], []
     for model, m in table.groupby("model", sort=False):
+        grpo = m.loc[m["arm_id"] == "grpo", "collapsed"]
         for arm in ("grpo", "gspo", *SUCCESSORS):
             g = m[m["arm_id"] == arm]
             if g.empty:
                 continue
-            k, n = int(g["collapsed"].sum()), len(g)
-            cells = [model, arm, arm_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})"]
+            against = (int(grpo.sum()), len(grpo)) if arm != "grpo" else ()  # GRPO's count, same model and seeds
+            collapsed = regimes.collapse_cell(int(g["collapsed"].sum()), len(g), *against)
+            cells = [model, arm, arm_cell(g["late_acc"]), collapsed]
             if arm in SUCCESSORS:
                 verdict, flips = robust_position(m, arm, rule)
                 d_grpo, d_gspo = (paired_diff(m, arm, base, "late_acc") for base in ("grpo", "gspo"))
@@ -236,10 +226,20 @@ def plot_positions(data: pd.DataFrame):
     return fig
 
 
+def _described(table: pd.DataFrame, names: tuple[str, ...], arms: tuple[str, ...]) -> dict:
+    """A regime as the data describe it: its knobs, each arm's rollout-0 KL k3, GRPO's and GSPO's collapse counts,
+    and the successors that collapse where GRPO does not."""
+    return {"knobs": " / ".join(dict.fromkeys(regimes.knobs(name) for name in names)),
+            "drift": regimes.drift_groups(table, arms), "baseline_counts": regimes.baseline_counts(table),
+            "contrasts": regimes.contrasts(table, SUCCESSORS)}  # fmt: skip
+
+
 def _regime(names: tuple[str, ...], rule: Rule, figure: str) -> tuple[dict, dict]:
     table = pd.concat([runs(name) for name in names], ignore_index=True)
     rows, verdicts = _rows(table, rule)
     ctx = {
+        **_described(table, names, ("grpo", "gspo", *SUCCESSORS)),
+        "table": table,
         "progress": [progress(spec(name)) for name in names],
         "rows": rows,
         "verdicts": verdicts,
@@ -260,31 +260,39 @@ def _regime(names: tuple[str, ...], rule: Rule, figure: str) -> tuple[dict, dict
 
 
 def _confirm() -> dict:
-    """Rule f11d.confirm per never-zeroing successor on the fresh MoE seeds, with its position and collapse count."""
+    """Rule f11d.confirm per re-tested successor on the fresh MoE seeds, with its position and collapse count."""
     table = runs(SPEC_D)
     rows, verdicts = [], []
-    for objective in NEVER_ZERO:
+    grpo = table.loc[table["arm_id"] == "grpo", "collapsed"]
+    for objective in RETESTED:
         g = table[table["arm_id"] == objective]
         if g.empty:
             continue
         position, flips = robust_position(table, objective, POSITION_B)
         verdict = confirm_verdict(position)
-        k, n = int(g["collapsed"].sum()), len(g)
-        sure = robustness(flips)
+        counts = regimes.collapse_cell(int(g["collapsed"].sum()), len(g), int(grpo.sum()), len(grpo))
         diffs = [diff_cell(paired_diff(table, objective, base, "late_acc")) for base in ("grpo", "gspo")]
-        rows.append([objective, arm_cell(g["late_acc"]), f"{k}/{n} ({class_verdict(k, n).label})", *diffs,
-                     str(position), str(verdict), sure])  # fmt: skip
+        rows.append([objective, arm_cell(g["late_acc"]), counts, *diffs, str(position), str(verdict),
+                     robustness(flips)])  # fmt: skip
         verdicts.append({"objective": objective, "verdict": verdict, "fragile": bool(flips),
                          "sure": "fragile" if flips else "robust"})  # fmt: skip
     baselines = [[arm, arm_cell(g["late_acc"]), f"{int(g['collapsed'].sum())}/{len(g)}"]
                  for arm in ("grpo", "gspo") if len(g := table[table["arm_id"] == arm])]  # fmt: skip
-    return {"progress": progress(spec(SPEC_D)), "rows": rows, "verdicts": verdicts, "baselines": baselines}
+    return {**_described(table, (SPEC_D,), ("grpo", "gspo", *RETESTED)), "table": table, "baselines": baselines,
+            "progress": progress(spec(SPEC_D)), "rows": rows, "verdicts": verdicts}  # fmt: skip
 
 
 def section() -> tuple[dict, dict]:
-    """Regime (a), the collapse regime; regime (b), the production-like one on both models (``production``); and
-    the fresh-seed test of (b)'s post hoc reading (``confirm``)."""
+    """Regime (a), no grad-norm clip; regime (b), grad-norm clip 1 on both models (``production``, the key its specs'
+    names carry); (b) re-run on fresh MoE seeds (``confirm``); and ``reading``: the rollout-0 drift of the successors
+    that collapsed where GRPO did not in (b) and its re-run, against GRPO's and GSPO's (the confound of the post hoc
+    reading)."""
     ctx, figures = _regime((SPEC,), POSITION, "f11_successors")
     ctx["production"], more = _regime((SPEC_B, SPEC_B_DENSE), POSITION_B, "f11b_successors_production")
     ctx["confirm"] = _confirm()
+    parts = [ctx["production"], ctx["confirm"]]
+    pairs = [[p for c in part["contrasts"] for p in c["pairs"]] for part in parts]
+    names = dict.fromkeys(name for part in parts for c in part["contrasts"] for name, _ in c["objectives"])
+    ctx["reading"] = {**regimes.drift_span([part.pop("table") for part in parts], pairs), "objectives": list(names)}
+    ctx.pop("table")
     return ctx, {**figures, **more}

@@ -113,13 +113,9 @@ def story(ctx: dict) -> dict:
         "successors": successor_groups(ctx["f11"]["verdicts"]),
         "production": successor_groups(ctx["f11"]["production"]["verdicts"]),
         "confirm": [
-            {
-                "objective": _NAMES.get(v["objective"], v["objective"]),
-                "label": v["verdict"].label.split(" (")[0],
-                "sure": v["sure"],
-            }
+            dict(objective=_NAMES[v["objective"]], sure=v["sure"], label=v["verdict"].label.split(" (")[0])
             for v in ctx["f11"]["confirm"]["verdicts"]
-        ],  # fmt: skip
+        ],
     }
 
 
@@ -155,6 +151,8 @@ def glance(ctx: dict) -> list[dict]:
     f9 = ctx["f9"]
     v2 = f9["v2"]
     succ = successor_groups(ctx["f11"]["verdicts"])
+    cap1 = "; ".join(f"{c['model']} {', '.join(f'{o} {k}' for o, k in c['objectives'])} (GRPO {c['grpo']})"
+                     for c in ctx["f11"]["production"]["contrasts"]) or "none"  # fmt: skip
     two = "; ".join(f"{v['model']}: {v['verdict'].label.split(':')[0]}" for v in f10["two_verdicts"])
     short = lambda vs: "; ".join(f"{v['model']} {v['verdict'].label.split(':')[0]} ({v['sure']})" for v in vs)  # noqa: E731
     ten2 = short(f10["ten"]["verdicts"])
@@ -269,7 +267,7 @@ def glance(ctx: dict) -> list[dict]:
             "11",
             "After GSPO (beyond)",
             "—",
-            "late held-out accuracy in the collapse regime, paired with GRPO and GSPO, MoE and dense",
+            f"late held-out accuracy vs GRPO and GSPO, no grad-norm cap; cap 1, collapsed where GRPO did not: {cap1}",
             "; ".join(f"{g['label']}: {', '.join(g['objectives'])}" for g in succ),
             *(v["verdict"] for v in ctx["f11"]["verdicts"][:1]),
             sure="; ".join(["declared", *(["fragile: " + ", ".join(fragile)] if fragile else [])]),
