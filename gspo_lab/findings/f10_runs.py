@@ -235,6 +235,7 @@ def section() -> tuple[dict, dict]:
         "accounts": _accounts(ten["verdicts"], skip_ten["verdicts"], shrink_verdicts),
         "shrink_rows": shrink_rows,
         "shrink_cmp": shrink_cmp,
+        "relative_cmp": [c for c in shrink_cmp if not c[1].startswith(ARMS["SKIP"])],  # no ten-seed reading
         "fresh": fresh(table),
         "fresh_cost": fresh_cost(table),
         "fresh_seeds": "{}-{}".format(*(f(spec(SPECS["confirm"]).seeds("confirm")) for f in (min, max))),
