@@ -659,6 +659,8 @@ RULE_MUTANTS += [
           "the sign of the mean difference instead of its interval"),
     _rule("f10.account", "neither, GSPO keeps its lead", "gspo_lab.findings.f10_why.account_verdict",
           _same(account_two_by_two_only), "content read from the 2×2 alone (skip vs shrink and relative caps ignored)"),
+    _rule("f10t.account", "mixed, GSPO keeps its lead", "gspo_lab.findings.f10_ten.account_verdict",
+          _same(account_two_by_two_only), "content read from the 2×2 alone (skip vs shrink and relative caps ignored)"),
     _rule("f11.position", "t interval across 0 where the bootstrap's is above",
           "gspo_lab.findings.f11_successors.declared_t_sign", _same(version_3_sign),
           "version 3's bootstrap-t instead of the page's interval on the declared range"),

@@ -382,8 +382,8 @@ def test_the_lint_flag_reports_the_committed_pages(capsys):
 
 def test_every_page_build_and_check_fails_on_the_enforced_rules():
     """page.build and page.check run the lint (issue 35: 'run by every page build, --check included'): the committed
-    pages pass it; a glossary without a term the story uses fails it; a rule in REPORTED_ONLY is reported, not
-    failed on."""
+    pages pass it; a glossary without a term the story uses fails it, and so does a null label put back beside a
+    5/5 sign count (no lint rule is reported only)."""
     from gspo_lab.findings import page
     from gspo_lab.findings.lint import REPORTED_ONLY, failures
     from gspo_lab.paths import repo_root
@@ -392,5 +392,9 @@ def test_every_page_build_and_check_fails_on_the_enforced_rules():
     assert page.lint_failures(pages) == []
     broken = dict(pages, **{"glossary.md": pages["glossary.md"].replace("**TRL**", "TRL")})
     assert [p.split("[")[1].split("]")[0] for p in page.lint_failures(broken)] == ["undefined-term"]
-    assert REPORTED_ONLY == ("null-with-consistent-sign",)  # emptied once issue 35's item 3 fixes those labels
-    assert not failures([p for p in lint(pages) if p.rule in REPORTED_ONLY])
+    assert REPORTED_ONLY == ()  # issue 35's item 3 rewrote the labels: every lint rule fails the build
+    mutant = pages["findings.md"].replace("(n = 5; 5/5 > 0) | direction consistent (5/5 > 0), size unresolved |",
+                                          "(n = 5; 5/5 > 0) | no difference shown |", 1)  # fmt: skip
+    assert mutant != pages["findings.md"]
+    found = page.lint_failures(dict(pages, **{"findings.md": mutant}))
+    assert [p.split("[")[1].split("]")[0] for p in found] == ["null-with-consistent-sign"]

@@ -105,6 +105,11 @@ def _account(two: str, skip: str, relative: str):
     )
 
 
+def _account_ten(two: str, skip: str, relative: str):
+    """f10t.account on verdicts of f10t.two_by_two, f10u.skip_shrink and f10.relative with the given outcomes."""
+    return f10t.ten_account_verdict(f10t.TEN.verdict(two), f10t.SKIP_TEN.verdict(skip), f10.RELATIVE.verdict(relative))
+
+
 def _points(rows: list[tuple]) -> pd.DataFrame:
     """Map points as f2_search builds them: index (lr, M), columns (k|n, grpo|gspo)."""
     idx = pd.MultiIndex.from_tuples([(r[0], r[1]) for r in rows], names=["lr", "minibatches"])
@@ -457,6 +462,13 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("both in the 2×2", lambda: _account("both", "none", "none"), "both"),
         ("mixed, nothing else", lambda: _account("mixed", "lower", "lower"), "neither"),
     ],
+    "f10t.account": [
+        ("size at ten seeds, skip higher", lambda: _account_ten("size", "higher", "none"), "both"),
+        ("size at ten seeds only", lambda: _account_ten("size", "none", "none"), "size"),
+        ("content at ten seeds", lambda: _account_ten("content", "none", "none"), "content"),
+        ("mixed, GSPO keeps its lead", lambda: _account_ten("mixed", "none", "higher"), "content"),
+        ("mixed, nothing else", lambda: _account_ten("mixed", "lower", "none"), "neither"),
+    ],
     "f11.position": [
         ("above GRPO and above GSPO", lambda: f11.position_verdict(UP, UP), "above_gspo"),
         ("above GRPO, across 0 against GSPO", lambda: f11.position_verdict(UP, MIXED), "gspo_like"),
@@ -721,3 +733,168 @@ def test_every_paired_rule_with_a_null_outcome_declares_it():
         if any(p in words.lower() for p in NULL_PHRASES) and rule.null != key and name not in composite
     ]
     assert missing == []
+
+
+def _lint_row(label: str, *diffs) -> list:
+    """The referee lint's null-with-consistent-sign problems on one table row: each of ``diffs`` as the page prints
+    it (fmt.diff_cell), then ``label``."""
+    from gspo_lab.experiments.endpoint_range import DIFFERENCE
+    from gspo_lab.findings.fmt import diff_cell
+    from gspo_lab.findings.lint import lint
+
+    page = "# F\n\n| model | " + " | ".join(f"effect {i}" for i in range(len(diffs))) + " | verdict |\n"
+    page += (
+        "|"
+        + " --- |" * (len(diffs) + 2)
+        + "\n| X | "
+        + " | ".join(diff_cell(d, DIFFERENCE) for d in diffs)
+        + f" | {label} |\n"
+    )
+    return [p for p in lint({"findings.md": page}) if p.rule == "null-with-consistent-sign"]
+
+
+def test_two_by_two_null_part_carries_its_own_sign_counts():
+    """Issue 35: "size …; no direction effect shown" sat beside a norm effect 10/10 > 0 and read as if about it; the
+    null part now carries the direction effects' own counts, and says "direction consistent" where they all agree."""
+    size = f10t.ten_verdict(_effects(UP, UP, MIXED, MIXED_POS))
+    assert size.outcome == "size"
+    assert (
+        size.label
+        == "size: GSPO's norms protect whichever direction they carry; no direction effect shown (3/5 > 0, 3/5 > 0)"
+    )
+    assert _lint_row(size.label, UP, UP, MIXED, MIXED_POS) == []
+    edge = f10t.ten_verdict(_effects(UP, UP, EDGE, MIXED))  # one direction effect 5/5 > 0, its t interval across 0
+    assert edge.outcome == "size" and "no direction effect shown" not in edge.label
+    assert "direction effects unresolved by interval (5/5 > 0, 3/5 > 0: sign consistent in 1 of 2)" in edge.label
+    assert _lint_row(edge.label, UP, UP, EDGE, MIXED) == []
+    content = f10t.ten_verdict(_effects(MIXED, MIXED_POS, UP, UP))
+    assert content.label.endswith("; no norm effect shown (3/5 > 0, 3/5 > 0)")
+
+
+def test_two_by_two_neither_says_which_effects_share_a_sign():
+    """Issue 35: the dense 5-seed f10y row read "neither: no norm or direction effect shown" beside norm effects
+    0.264 (5/5 > 0) and 0.301 (5/5 > 0)."""
+    both_edge = f10y.sgd_verdict(_effects(EDGE, EDGE, MIXED, MIXED))
+    assert both_edge.outcome == "neither"
+    assert both_edge.label == (
+        "neither shown by interval: norm effects direction consistent (5/5 > 0, 5/5 > 0), size unresolved; "
+        "no direction effect shown (3/5 > 0, 3/5 > 0)"
+    )
+    assert both_edge.label.split(":")[0] == "neither shown by interval"  # At a glance's short form
+    assert _lint_row(both_edge.label, EDGE, EDGE, MIXED, MIXED) == []
+    old = "neither: no norm or direction effect shown"  # the label the lint caught
+    assert len(_lint_row(old, EDGE, EDGE, MIXED, MIXED)) == 1
+    plain = f10y.sgd_verdict(_effects(MIXED, MIXED_POS, MIXED, MIXED_POS))
+    assert (
+        plain.label == "neither: no norm effect shown (3/5 > 0, 3/5 > 0); no direction effect shown (3/5 > 0, 3/5 > 0)"
+    )
+    lower = f10y.sgd_verdict(_effects(MIXED, MIXED_POS, MIXED, DOWN))  # not "higher", yet shown below 0: said so
+    assert lower.label.endswith("; direction effects: 1 of 2 below 0 by interval (3/5 > 0, 5/5 < 0)")
+
+
+def test_dual_clip_null_reads_no_effect_shown_with_its_count():
+    """Issue 35: "dual-clip adds nothing beyond the cap" claimed an absence; the null outcome says what was shown."""
+    none = f10v.dual_ten_verdict(MIXED)
+    assert none.label == "dual-clip under the cap: no effect shown (seeds 3/5 > 0)"
+    assert "adds nothing" not in " ".join(f10.DUAL_CAP.outcomes.values())
+    assert f10v.dual_ten_verdict(EDGE).label == "direction consistent (5/5 > 0), size unresolved"
+
+
+def test_adam_arm_labels_say_what_each_comparison_showed():
+    """Issue 35: "protects like skipping" hid RANDOM's lead over SKIP (dense +0.130, 5/5 > 0); "harms like no
+    protection" claimed a harm where the arm sat at plain GRPO's level."""
+    above_both = f10w.arm_verdict(UP, UP)
+    assert above_both.outcome == "protects" and above_both.label == "protects: above plain GRPO; above SKIP"
+    like_skip = f10w.arm_verdict(UP, MIXED)
+    assert like_skip.label == "protects: above plain GRPO; no difference from SKIP shown (3/5 > 0)"
+    consistent_skip = f10w.arm_verdict(UP, EDGE)
+    assert consistent_skip.label.endswith("against SKIP direction consistent (5/5 > 0), size unresolved")
+    state = f10w.arm_verdict(MIXED, DOWN)
+    assert state.outcome == "harms"
+    assert state.label == "no protection shown: no difference from plain GRPO shown (3/5 > 0); below SKIP"
+    assert not any("like skipping" in w or "harms" in w for w in f10w.ARM.outcomes.values())
+
+
+def test_adam_account_labels_name_a_pattern_not_a_mechanism():
+    """Issue 35: "MOMENT: the harm enters through Adam's moments" claimed a mechanism STATE vs STEP cannot isolate
+    (STATE still delivers β1 = 90 % of a spike's displacement through m); the label names the predicted pattern and
+    the page gives the mechanism as a separate reading."""
+    moment = _adam("harms", "protects", "protects", "harms")
+    assert moment.label == "MOMENT's pattern: STATE shows no protection, STEP and RESET protect"
+    assert not any("enters through" in w or "harms wherever" in w for w in f10w.ACCOUNT.outcomes.values())
+    assert f10w.displacement_share() == pytest.approx(0.9)
+
+
+def test_adam_step_sizes_are_computed_from_the_runs():
+    """RANDOM's step-size confound is printed from the runs: SKIP ÷ RANDOM of the mean KL k3 per seed."""
+    rows = [{"seed": s, "arm_id": arm, "late_acc": acc + 0.01 * s, "kl": kl * (1 + 0.1 * s), "peak": 10.0}
+            for s in range(5) for arm, acc, kl in (("SKIP", 0.4, 0.03), ("RANDOM", 0.5, 0.01))]  # fmt: skip
+    out = f10w.step_sizes(pd.DataFrame(rows))
+    assert out["kl_ratio"] == "3× [3, 3] (n = 5)" and out["peak_ratio"] == "1× [1, 1] (n = 5)"
+    assert out["random_skip"].startswith("0.1 [") and out["random_skip"].endswith("(n = 5; 5/5 > 0)")
+
+
+def test_ten_seed_readings_supersede_their_five_seed_rules():
+    """Issue 35: the ten-seed readings declare what they replace, and f10t.account (on them) replaces f10.account."""
+    from gspo_lab.findings.rules import RULES
+
+    assert RULES["f10t.two_by_two"].supersedes == ("f10.two_by_two",)
+    assert RULES["f10u.skip_shrink"].supersedes == ("f10.skip_shrink",)
+    assert RULES["f10v.dual_cap"].supersedes == ("f10.dual_cap",)
+    assert RULES["f10t.account"].supersedes == ("f10.account",) and RULES["f10t.account"].post_hoc
+
+
+def test_ten_seed_account_says_what_each_part_showed():
+    """f10t.account's words: the 2×2's own reading and which test showed content (issue 35: "content: no norm effect
+    shown" stood beside a MoE 2×2 whose two norm effects were both above 0, read *mixed*)."""
+    moe = _account_ten("mixed", "none", "higher")
+    assert moe.outcome == "content" and "no norm effect" not in moe.label
+    assert (
+        moe.label
+        == "content, with the ten-seed 2×2 reading mixed: content shown by GSPO's lead under equal relative caps"
+    )
+    dense = _account_ten("size", "none", "none")
+    assert dense.label.startswith("size, with the ten-seed 2×2 reading size: content shown by none of")
+    assert dense.label.split(":")[0] == "size, with the ten-seed 2×2 reading size"  # At a glance's short form
+
+
+def test_a_summary_naming_a_superseded_f10_rule_fails_the_lint():
+    """The registry's supersedes: a "Together" paragraph or At a glance row reading f10.account (or the 5-seed 2×2)
+    on a page that reads f10t.account (f10t.two_by_two) fails the referee lint; the ten-seed names pass."""
+    from gspo_lab.findings.lint import lint
+
+    glance = "## At a glance\n\nRules behind each row (see the table): 10 `{}`, `f10w.account`.\n\n"
+    together = "## 10. Why\n\nRead: `f10t.account`, `f10t.two_by_two`.\n\n**Together** (rule `{}`): MoE: content.\n"
+    for old, new in (("f10.account", "f10t.account"), ("f10.two_by_two", "f10t.two_by_two")):
+        bad = {"findings.md": "# F\n\n" + glance.format(old) + together.format(old)}
+        found = [p for p in lint(bad) if p.rule == "superseded"]
+        assert [p.where.split(" (")[0] for p in found] == ["At a glance row 10", "Together"][: len(found)]
+        assert found and all(f"`{new}`" in p.why or "supersedes" in p.why for p in found)
+        good = {"findings.md": "# F\n\n" + glance.format(new) + together.format(new)}
+        assert [p for p in lint(good) if p.rule == "superseded"] == []
+
+
+def test_10f_counts_read_endpoint_v2_and_are_recorded(monkeypatch):
+    """Issue 35: 10f's trunks read the v1 flag ("5/5 collapsed at rollout 120"); endpoint v2, which the page
+    declares, gives 4/5 (seed 64's last evaluations 0.227, 0.000). Each printed count is recorded for the lint, and
+    a v1 count recorded unlabelled fails its endpoint rule."""
+    from gspo_lab.findings.facts import Facts, PrintedCount, collecting
+    from gspo_lab.findings.lint import lint
+
+    m = f10r.runs()
+    trunk = m[m["arm_id"] == "TRUNK"]
+    v2, v1 = int(trunk["collapsed"].sum()), int(trunk["collapsed_v1"].sum())
+    assert (v2, v1, len(trunk)) == (4, 5, 5)
+    monkeypatch.setattr(f10r, "reproduced", lambda: "—")  # the section's git-free part
+    with collecting() as out:
+        section = f10r.section()
+    assert section["trunk_collapsed"] == f"{v2}/{len(trunk)}"
+    counts = {c.where: c for c in out[0].counts}
+    printed = counts["10f text, trunks collapsed at rollout 120"]
+    assert (printed.k, printed.n, printed.endpoint) == (v2, len(trunk), "v2")
+    assert len(counts) == 1 + len(f10r.ARMS)
+    assert [p for p in lint({}, out[0]) if p.rule == "endpoint"] == []
+    stale = Facts(counts=(PrintedCount("findings.md", "10f text", v1, len(trunk), endpoint="v1"),))
+    assert [p.rule for p in lint({}, stale)] == ["endpoint"]
+    labelled = Facts(counts=(PrintedCount("findings.md", "10f text", v1, 5, endpoint="v1", labelled=True),))
+    assert lint({}, labelled) == []

@@ -8,11 +8,16 @@ Rule ``f10w.arm`` per model and arm (declared in the spec, before its runs), on 
 Student-t intervals over the five paired seeds: *protects like skipping* when arm − A lies above 0 and arm − SKIP
 does not lie below 0; *harms like no protection* when arm − A does not lie above 0 and arm − SKIP lies below 0;
 *between* otherwise. Rule ``f10w.account`` per model on the four arm verdicts: MOMENT when STATE harms and STEP and
-RESET protect; CONTENT when STEP and RESET harm and RANDOM protects; *neither account fits* otherwise. Each read
+RESET protect; CONTENT when STEP and RESET harm and RANDOM protects; *neither account fits* otherwise. The page
+prints what was shown (issue 35): *protects* / *no protection shown* / *between*, each with what its two comparisons
+showed, and an account's *pattern*; the mechanism is a separate reading with its confounds (STATE still delivers most
+of a spike's displacement through m, :func:`displacement_share`; RANDOM's smaller steps, :func:`step_sizes`). Each read
 again with each seed left out, on training-reward AUC and on the final evaluation alone (fragile when any changes it).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pandas as pd
 
@@ -20,8 +25,8 @@ from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import declared_t_sign, paired_diff
 from gspo_lab.findings.f10_ten import reread_flips
 from gspo_lab.findings.f10_why import SPECS
-from gspo_lab.findings.fmt import diff_cell, robustness
-from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
+from gspo_lab.findings.fmt import diff_cell, num, robustness
+from gspo_lab.findings.rules import PENDING, Rule, Verdict, consistent, consistent_label, majority, register
 from gspo_lab.findings.tables import progress, spec
 
 __all__ = ["SPEC", "ARMS", "ARM", "ACCOUNT", "arm_verdict", "account_verdict", "pool", "read_arm", "read_account",
@@ -41,7 +46,11 @@ ARM = register(
     Rule(
         "f10w.arm",
         "10",
-        {"protects": "protects like skipping", "harms": "harms like no protection", "between": "between"},
+        {
+            "protects": "protects: above plain GRPO, not below SKIP",
+            "harms": "no protection shown: below SKIP, not above plain GRPO",
+            "between": "between",
+        },
         {"LEVEL": 0.95},
         _DECLARED,
         "Rule f10w.arm per model and arm, declared here",
@@ -53,9 +62,9 @@ ACCOUNT = register(
         "f10w.account",
         "10",
         {
-            "moment": "MOMENT: the harm enters through Adam's moments",
-            "content": "CONTENT: the spike's direction harms wherever it goes",
-            "neither": "neither account fits",
+            "moment": "MOMENT's pattern: STATE shows no protection, STEP and RESET protect",
+            "content": "CONTENT's pattern: STEP and RESET show no protection, RANDOM protects",
+            "neither": "neither account's pattern",
         },
         {},
         _DECLARED,
@@ -69,12 +78,20 @@ def arm_verdict(vs_plain: pd.Series, vs_skip: pd.Series) -> Verdict:
     """``f10w.arm`` on per-seed differences arm − A and arm − SKIP (pending below two paired seeds of either)."""
     if min(len(vs_plain), len(vs_skip)) < 2:
         return ARM.verdict(PENDING)
-    above_plain, below_skip = declared_t_sign(vs_plain, DIFFERENCE) == 1, declared_t_sign(vs_skip, DIFFERENCE) == -1
-    if above_plain and not below_skip:
-        return ARM.verdict("protects")
-    if below_skip and not above_plain:
-        return ARM.verdict("harms")
-    return ARM.verdict("between")
+    plain, skip = declared_t_sign(vs_plain, DIFFERENCE), declared_t_sign(vs_skip, DIFFERENCE)
+    outcome = "protects" if plain == 1 and skip != -1 else "harms" if skip == -1 and plain != 1 else "between"
+    said = [_versus(d, sign, name) for d, sign, name in ((vs_plain, plain, "plain GRPO"), (vs_skip, skip, "SKIP"))]
+    return replace(ARM.verdict(outcome), label=f"{ARM.outcomes[outcome].split(':')[0]}: {'; '.join(said)}")
+
+
+def _versus(diff: pd.Series, sign: int, name: str) -> str:
+    """What one comparison showed, in words with its sign count where no interval shows it (issue 35: "protects
+    like skipping" hid RANDOM's lead over SKIP)."""
+    if sign:
+        return f"{'above' if sign > 0 else 'below'} {name}"
+    if count := consistent(diff):
+        return f"against {name} {consistent_label(count)}"
+    return f"no difference from {name} shown ({majority(diff)})"
 
 
 def account_verdict(arms: dict[str, Verdict]) -> Verdict:
@@ -130,17 +147,19 @@ def section(table: pd.DataFrame) -> dict:
                 continue
             verdict = read_arm(m, arm)
             flips = [] if verdict.outcome == PENDING else reread_flips(lambda r, c, a=arm: read_arm(r, a, c), m,
-                                                                       verdict.outcome)  # fmt: skip
+                                                                       verdict.outcome, _word)  # fmt: skip
             diffs = [diff_cell(paired_diff(m, arm, base, "late_acc")) for base in ("A", "SKIP")]
             rows.append([model, arm, *diffs, str(verdict), robustness(flips), *counts])
             verdicts.append({"model": model, "arm": arm, "verdict": verdict, "sure": "fragile" if flips else "robust"})
         account = read_account(m)
-        flips = [] if account.outcome == PENDING else reread_flips(read_account, m, account.outcome)
-        accounts.append({"model": model, "verdict": account, "sure": "fragile" if flips else "robust", "flips": flips})
+        flips = [] if account.outcome == PENDING else reread_flips(read_account, m, account.outcome, _word)
+        accounts.append({"model": model, "verdict": account, "sure": "fragile" if flips else "robust", "flips": flips,
+                         **step_sizes(m)})  # fmt: skip
     header = ["model", "arm", "arm − A (plain GRPO), seeds 60-64", "arm − SKIP", "f10w.arm", "robustness",
               "collapsed", "updates spiked (skipped for SKIP)"]  # fmt: skip
     return {"progress": progress(spec(SPEC)), "rows": rows, "verdicts": verdicts, "accounts": accounts,
-            "header": header, "predictions": predictions(verdicts)}  # fmt: skip
+            "header": header, "predictions": predictions(verdicts),
+            "share": {"m": f"{100 * (b := displacement_share()):.0f} %", "step": f"{100 * (1 - b):.0f} %"}}  # fmt: skip
 
 
 def predictions(verdicts: list[dict]) -> dict:
@@ -150,10 +169,42 @@ def predictions(verdicts: list[dict]) -> dict:
     seen = {(v["model"], v["arm"]): v["verdict"] for v in verdicts}
     rows = []
     for arm in ARMS.values():
-        said = [ARM.outcomes[PREDICTIONS[a][arm]] for a in PREDICTIONS]
-        rows.append([arm, *said, *(seen[(m, arm)].label if (m, arm) in seen else PENDING for m in models)])
+        said = [ARM.outcomes[PREDICTIONS[a][arm]].split(":")[0] for a in PREDICTIONS]
+        rows.append([arm, *said, *(_word(seen[(m, arm)]) if (m, arm) in seen else PENDING for m in models)])
     for account, arms in PREDICTIONS.items():
         hits = [sum((m, a) in seen and seen[(m, a)].outcome == o for a, o in arms.items()) for m in models]
         rows.append([f"{account} borne out", "", "", *(f"{k} of {len(arms)}" for k in hits)])
     header = ["arm", "MOMENT predicted", "CONTENT predicted", *(f"{m}: f10w.arm" for m in models)]
     return {"header": header, "rows": rows}
+
+
+def _word(verdict: Verdict) -> str:
+    """A verdict's outcome words, without what it shows (its label before the colon)."""
+    return verdict.label.split(":")[0]
+
+
+def step_sizes(m: pd.DataFrame) -> dict:
+    """RANDOM against SKIP on one model's pooled runs ``m`` (:func:`pool`): ``random_skip``, RANDOM − SKIP in late
+    accuracy (interval and sign count); ``kl_ratio``, the per-seed ratio of SKIP's mean KL k3 per update (``kl``:
+    π_old to π_θ, a policy step's size) to RANDOM's, as median [min, max] over the paired seeds; ``peak_ratio``, the
+    same for AdamW's largest |g| / √v̂ averaged over rollouts (``peak``). A ratio above 1: RANDOM's runs take
+    smaller policy steps, an implicit cut of the learning rate."""
+
+    def ratio(column: str) -> str:
+        r = m[m["arm_id"] == "SKIP"].set_index("seed")[column] / m[m["arm_id"] == "RANDOM"].set_index("seed")[column]
+        r = r.dropna()
+        return f"{num(r.median())}× [{num(r.min())}, {num(r.max())}] (n = {len(r)})" if len(r) else "—"
+
+    return {"random_skip": diff_cell(paired_diff(m, "RANDOM", "SKIP", "late_acc")), "kl_ratio": ratio("kl"),
+            "peak_ratio": ratio("peak")}  # fmt: skip
+
+
+def displacement_share() -> float:
+    """The share of a spike's displacement along g_s that AdamW delivers after the spike's own step, through m:
+    the page's algebra (m ≈ (1 − β1) g_s, each later step ∝ β1^k) gives Σ_{k≥1} β1^k / Σ_{k≥0} β1^k = β1, with β1
+    read from the optimizer the loop builds (``torch.optim.AdamW``'s default betas)."""
+    import inspect
+
+    import torch
+
+    return float(inspect.signature(torch.optim.AdamW).parameters["betas"].default[0])

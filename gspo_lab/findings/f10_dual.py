@@ -7,13 +7,15 @@ Rule ``f10v.dual_cap`` per model and cap (declared in the spec, before its runs)
 one (as ``f10.dual_cap`` read it); on seeds 60-64 it is this spec's GRPO at cap 30 and, at cap 10,
 ``f10u_shrink_skip_ten``'s SHRINK arm (the same config). Declared with it: re-read with each seed left out, on
 training-reward AUC and on the final evaluation alone (fragile when any changes it). Beside it: the fresh seeds alone
-under the same rule and each arm's collapse count (endpoint v2).
+under the same rule and each arm's collapse count (endpoint v2); and what the same seeds show on training-reward AUC
+(whatever the late-accuracy verdict, so that "no effect shown" never hides it).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.stats import paired_diff
 from gspo_lab.findings.f10_ten import robust_paired, ten_rule
 from gspo_lab.findings.f10_why import DUAL_CAP, SPECS, _signed, declared_t
@@ -65,7 +67,7 @@ def _counts(runs: pd.DataFrame) -> list[str]:
 def section(table: pd.DataFrame) -> dict:
     """Dual-clip under caps 30 and 10 at ten seeds, per model and cap: the pooled difference, ``f10v.dual_cap``, the
     fresh seeds alone, the robustness re-readings and the collapse counts."""
-    rows, verdicts = [], []
+    rows, verdicts, beside = [], [], []
     for model in table["model"].unique():
         for cap in CAPS:
             runs = pool(table, model, cap)
@@ -74,9 +76,21 @@ def section(table: pd.DataFrame) -> dict:
             verdict, flips, diff = robust_dual(runs)
             fresh = dual_ten_verdict(paired_diff(runs[runs["fresh"]], "DUAL", "CAP", "late_acc"))
             sure = robustness(flips)
-            rows.append([model, cap, diff_cell(diff), str(verdict), fresh.label, sure, *_counts(runs)])
+            counts = _counts(runs)
+            rows.append([model, cap, diff_cell(diff), str(verdict), fresh.label, sure, *counts])
             verdicts.append({"model": model, "cap": cap, "verdict": verdict, "sure": "fragile" if flips else "robust"})
+            beside.append({"model": model, "cap": cap, **_beside(runs), "dual": counts[1], "alone": counts[3]})
     header = ["model", "cap", "dual-clip + cap − cap alone, seeds 10-14 + 60-64", "f10v.dual_cap", "fresh seeds alone",
               "robustness", "collapsed, dual-clip (fresh)", "dual-clip (10 seeds)", "cap alone (fresh)",
               "cap alone (10 seeds)"]  # fmt: skip
-    return {"progress": progress(spec(SPEC)), "rows": rows, "verdicts": verdicts, "header": header}
+    return {"progress": progress(spec(SPEC)), "rows": rows, "verdicts": verdicts, "header": header, "beside": beside}
+
+
+def _beside(runs: pd.DataFrame) -> dict:
+    """What the same ten paired seeds show beside late accuracy (issue 35: a null verdict must not hide it): DUAL −
+    CAP in training-reward AUC, its interval with sign count and ``f10v.dual_cap``'s words on it (a re-reading: not
+    a verdict of the page)."""
+    auc = paired_diff(runs, "DUAL", "CAP", "reward_auc")
+    with reading.inner():
+        words = dual_ten_verdict(auc).label
+    return {"auc": diff_cell(auc), "auc_words": words}

@@ -22,7 +22,9 @@ from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.spec import cell_key, cells
 from gspo_lab.experiments.stats import declared_t_sign, paired_diff
 from gspo_lab.experiments.store import load_result, result_path, results_dir, stored_files
+from gspo_lab.experiments.summary import endpoint_v2
 from gspo_lab.findings.f10_ten import reread_flips
+from gspo_lab.findings.facts import PrintedCount, record
 from gspo_lab.findings.fmt import diff_cell, robustness
 from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
 from gspo_lab.findings.tables import progress, spec
@@ -85,15 +87,21 @@ def endpoints(result: dict) -> dict:
 
 
 def runs() -> pd.DataFrame:
-    """One row per finished cell: arm_id, seed, branch_at, collapsed (endpoint v2 at rollout 120) and
-    :func:`endpoints`; a branch's *pre* columns hold its trunk's (the same state up to the branch point)."""
-    rows = []
+    """One row per finished cell: arm_id, seed, branch_at, collapsed (endpoint v2 at rollout 120, the page's: the last
+    two evaluations below half the pooled cold start; issue 35, it read the v1 flag before), ``collapsed_v1`` (the
+    stored flag) and :func:`endpoints`; a branch's *pre* columns hold its trunk's (the same state up to the branch
+    point)."""
+    from gspo_lab.experiments.read import cold_starts
+
+    rows, pooled = [], cold_starts()
     for cell in cells(spec(SPEC), "confirm"):
         if (path := result_path(cell)).exists():
-            result = load_result(path)
-            rows.append({"arm_id": arm_of(cell.point), "seed": cell.seed, "branch_at": cell.cfg.branch_at,
-                         "collapsed": bool(result["summary"]["collapsed"]), **endpoints(result)})  # fmt: skip
-    m = pd.DataFrame(rows, columns=["arm_id", "seed", "branch_at", "collapsed", *_PRE_OF, "pre_acc", "pre_reward"])
+            result, c = load_result(path), cell.cfg
+            v2 = endpoint_v2(result, pooled[(c.checkpoint, c.length, c.temperature)]["accuracy"])["collapsed"]
+            rows.append({"arm_id": arm_of(cell.point), "seed": cell.seed, "branch_at": c.branch_at, "collapsed": v2,
+                         "collapsed_v1": bool(result["summary"]["collapsed"]), **endpoints(result)})  # fmt: skip
+    columns = ["arm_id", "seed", "branch_at", "collapsed", "collapsed_v1", *_PRE_OF, "pre_acc", "pre_reward"]
+    m = pd.DataFrame(rows, columns=columns)
     trunk = m[m["arm_id"] == "TRUNK"].set_index("seed")
     for column in ("pre_acc", "pre_reward"):
         m[column] = m["seed"].map(trunk[column]) if len(trunk) else math.nan
@@ -142,10 +150,9 @@ def section() -> dict:
         lift, gap, verdict = read(m, arm)
         flips = [] if verdict.outcome == PENDING else reread_flips(lambda r, c, a=arm: read(r, a, c)[2], m,
                                                                     verdict.outcome)  # fmt: skip
-        g = m[m["arm_id"] == arm]
         sure = "—" if verdict.outcome == PENDING else robustness(flips)
         rows.append([arm, diff_cell(lift, DIFFERENCE), diff_cell(gap, DIFFERENCE), str(verdict), sure,
-                     f"{int(g['collapsed'].sum())}/{len(g)}"])  # fmt: skip
+                     _count(m, arm, f"10f table, {arm}, collapsed at 120")])  # fmt: skip
         verdicts.append({"arm": arm, "verdict": verdict})
     trunk = m[m["arm_id"] == "TRUNK"]
     points = m[m["arm_id"] != "TRUNK"].drop_duplicates("seed").sort_values("seed")
@@ -162,7 +169,15 @@ def section() -> dict:
         "rows": rows,
         "verdicts": verdicts,
         "trunk_change": diff_cell((trunk["late_acc"] - trunk["pre_acc"]).dropna(), DIFFERENCE),
-        "trunk_collapsed": f"{int(trunk['collapsed'].sum())}/{len(trunk)}",
+        "trunk_collapsed": _count(m, "TRUNK", "10f text, trunks collapsed at rollout 120"),
         "points": ", ".join(f"seed {s}: {b}" for s, b in zip(points["seed"], points["branch_at"], strict=True)) or "—",
         "reproduced": reproduced(),
     }
+
+
+def _count(m: pd.DataFrame, arm: str, where: str) -> str:
+    """``arm``'s collapsed k/n at rollout 120 on endpoint v2 (the page's), recorded for the referee lint."""
+    g = m[m["arm_id"] == arm]
+    k, n = int(g["collapsed"].sum()), len(g)
+    record(PrintedCount("findings.md", where, k, n, endpoint="v2"))
+    return f"{k}/{n}"

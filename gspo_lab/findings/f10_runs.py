@@ -7,8 +7,6 @@ Arms are named as the specs describe them: the 2×2's ``A`` GRPO, ``B`` GSPO, ``
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pandas as pd
 
 import gspo_lab.findings.f10_adam as f10_adam
@@ -27,7 +25,6 @@ from gspo_lab.findings.f10_plots import ONSET_CAPS, plot_dose, plot_two_by_two
 from gspo_lab.findings.f10_why import (
     EFFECTS,
     SPECS,
-    account_verdict,
     dual_cap_verdict,
     effects,
     late_verdict,
@@ -50,6 +47,7 @@ _PER_ROLLOUT = {
     "spiked": "grad/spike:mean",
     "capped": "grad/clipped:mean",
     "cos": "grad/cos_other:mean",
+    "kl": "kl/k3:mean",
 }
 
 
@@ -74,13 +72,16 @@ def _arm_id(row) -> str:
 
 
 def _with_logged(s, table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with each run's mean over rollouts of the logged shares (skipped, capped updates) and cosine, and
-    per gradient group its largest pre-clip norm (``norm_<group>``) and AdamW peak (``peak_<group>``)."""
+    """``table`` with each run's mean over rollouts of the logged shares (skipped, capped updates), cosine and KL k3
+    (``kl``) and of AdamW's peak (``peak``), and per gradient group its largest pre-clip norm (``norm_<group>``) and
+    AdamW peak (``peak_<group>``)."""
     by_key = {c.key: c for c in cells(s, "all")}
     rows = []
     for key in table["key"]:
         pr = load_result(result_path(by_key[key]))["per_rollout"]
         row = {name: pd.Series(pr.get(k, []), dtype=float).mean() for name, k in _PER_ROLLOUT.items()}
+        peaks = pd.DataFrame({g: pd.Series(pr.get(f"adam/peak_{g}:max", []), dtype=float) for g in GROUPS})
+        row["peak"] = peaks.mean(axis=1).mean()  # AdamW's largest |g| / √v̂, mean over groups and rollouts
         for g in GROUPS:
             row[f"norm_{g}"] = pd.Series(pr.get(f"grad/norm_{g}:max", []), dtype=float).max()
             row[f"peak_{g}"] = pd.Series(pr.get(f"adam/peak_{g}:max", []), dtype=float).max()
@@ -148,18 +149,16 @@ def _shrink_skip(table: pd.DataFrame) -> tuple[list, list, dict]:
     return rows, comparisons, verdicts
 
 
-def _accounts(two_verdicts: list[dict], shrink: dict) -> list[dict]:
-    """Per model, ``f10.account`` (post hoc) on its 2×2, SKIP − SHRINK and REL-GSPO − REL-GRPO verdicts."""
+def _accounts(ten: list[dict], skip_ten: list[dict], shrink: dict) -> list[dict]:
+    """Per model, ``f10t.account`` (post hoc) on its declared ten-seed readings (``f10t.two_by_two``,
+    ``f10u.skip_shrink``) and its REL-GSPO − REL-GRPO verdict (``f10.relative``, seeds 30-34): it supersedes
+    ``f10.account``, which read the five-seed verdicts (issue 35)."""
+    skip = {v["model"]: v["verdict"] for v in skip_ten}
     out = []
-    for v in two_verdicts:
-        s = shrink.get(v["model"], {})
-        parts = [v["verdict"], s.get("SKIP"), s.get("REL-GSPO")]
-        if any(p is None for p in parts):
-            continue
-        verdict = account_verdict(*parts)
-        if verdict.outcome != "pending":  # provisional while any of its parts is
-            verdict = replace(verdict, provisional="; ".join(p.provisional for p in parts if p.provisional))
-        out.append({"model": v["model"], "verdict": verdict})
+    for v in ten:
+        parts = [v["verdict"], skip.get(v["model"]), shrink.get(v["model"], {}).get("REL-GSPO")]
+        if all(p is not None for p in parts):
+            out.append({"model": v["model"], "verdict": f10_ten.ten_account_verdict(*parts), "parts": parts})
     return out
 
 
@@ -222,8 +221,8 @@ def section() -> tuple[dict, dict]:
                 SPECS["sgd_two"],
             )
         ],
-        "ten": f10_ten.section(table),
-        "skip_ten": f10_ten.skip_section(table),
+        "ten": (ten := f10_ten.section(table)),
+        "skip_ten": (skip_ten := f10_ten.skip_section(table)),
         "dual_ten": f10_dual.section(table),
         "adam": f10_adam.section(table),
         "branch": f10_branch.section(table),
@@ -233,9 +232,10 @@ def section() -> tuple[dict, dict]:
         "two_rows": two_rows,
         "effects": effect_rows,
         "two_verdicts": two_verdicts,
-        "accounts": _accounts(two_verdicts, shrink_verdicts),
+        "accounts": _accounts(ten["verdicts"], skip_ten["verdicts"], shrink_verdicts),
         "shrink_rows": shrink_rows,
         "shrink_cmp": shrink_cmp,
+        "relative_cmp": [c for c in shrink_cmp if not c[1].startswith(ARMS["SKIP"])],  # no ten-seed reading
         "fresh": fresh(table),
         "fresh_cost": fresh_cost(table),
         "fresh_seeds": "{}-{}".format(*(f(spec(SPECS["confirm"]).seeds("confirm")) for f in (min, max))),

@@ -34,11 +34,13 @@ One rule written after the results, labelled post hoc on the page:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import declared_t_sign, interval_sign, paired_diff
-from gspo_lab.findings.rules import PENDING, Rule, Verdict, register
+from gspo_lab.findings.rules import PENDING, Rule, Verdict, null_clause, register
 
 __all__ = [
     "SPECS",
@@ -145,12 +147,13 @@ DUAL_CAP = register(
         {
             "higher": "dual-clip adds protection beyond the cap",
             "lower": "dual-clip hurts under the cap",
-            "none": "dual-clip adds nothing beyond the cap",
+            "none": "dual-clip under the cap: no effect shown",
         },
         {"LEVEL": 0.95},
         declared="data/specs/f10_onset_dual.toml, before its runs",
         marker="f10.dual_cap on dual+cap - cap at caps 10 and 30",
         null="none",
+        null_count="seeds",
         specs=(SPECS["onset"],),
     )
 )
@@ -253,14 +256,15 @@ def effects(runs: pd.DataFrame, column: str = "late_acc") -> dict[str, pd.Series
 def two_by_two_verdict(diffs: dict[str, pd.Series], rule: Rule | None = None, sign=None) -> Verdict:
     """``f10.two_by_two`` from the four effects' per-seed differences (keys of :data:`EFFECTS`): *size* when both norm
     effects are higher and neither direction effect is; *content* the other way round; *both* when all four are
-    higher; *neither* when none is; else *mixed*. ``rule`` / ``sign``: another rule with the same outcomes and its
-    interval (``f10t.two_by_two``: Student-t over ten seeds); default this rule's percentile bootstrap."""
+    higher; *neither* when none is; else *mixed*; the kind not shown worded by its sign counts (rules.null_clause).
+    ``rule`` / ``sign``: another rule with its interval (``f10t.two_by_two``: Student-t); default this rule's."""
     rule, sign = rule or TWO_BY_TWO, sign or page_sign
     if set(diffs) != set(EFFECTS):
         raise ValueError(f"diffs must hold the effects {sorted(EFFECTS)}, got {sorted(diffs)}")
     if any(len(d) < 2 for d in diffs.values()):
         return rule.verdict(PENDING)
-    higher = {name: sign(d) > 0 for name, d in diffs.items()}
+    signs = {name: sign(d) for name, d in diffs.items()}
+    higher = {name: s > 0 for name, s in signs.items()}
     norm = [v for k, v in higher.items() if k.startswith("norm")]
     direction = [v for k, v in higher.items() if k.startswith("direction")]
     if all(norm) and all(direction):
@@ -273,7 +277,13 @@ def two_by_two_verdict(diffs: dict[str, pd.Series], rule: Rule | None = None, si
         outcome = "neither"
     else:
         outcome = "mixed"
-    return rule.verdict(outcome)
+    null = {"size": ("direction",), "content": ("norm",), "neither": ("norm", "direction")}.get(outcome, ())
+    parts = [null_clause(kind, [d for k, d in diffs.items() if k.startswith(kind)],
+                         sum(s < 0 for k, s in signs.items() if k.startswith(kind))) for kind in null]  # fmt: skip
+    if outcome == "neither":  # each kind's own sign counts: "neither" alone would hide a 5/5 effect (issue 35)
+        head = "neither" if all(p.startswith("no ") for p in parts) else "neither shown by interval"
+        return replace(rule.verdict(outcome), label=f"{head}: {'; '.join(parts)}")
+    return replace(rule.verdict(outcome), label="; ".join([rule.outcomes[outcome].split(";")[0], *parts]))
 
 
 def account_verdict(two_by_two: Verdict, skip_shrink: Verdict, relative: Verdict) -> Verdict:

@@ -91,7 +91,6 @@ def story(ctx: dict) -> dict:
         },
         "dose": dose,
         "size": {
-            "two": ctx["f10"]["two_verdicts"],
             "accounts": ctx["f10"]["accounts"],
             "ten": ctx["f10"]["ten"]["verdicts"],
             "skip_ten": ctx["f10"]["skip_ten"]["verdicts"],
@@ -153,7 +152,6 @@ def glance(ctx: dict) -> list[dict]:
     succ = successor_groups(ctx["f11"]["verdicts"])
     cap1 = "; ".join(f"{c['model']} {', '.join(f'{o} {k}' for o, k in c['objectives'])} (GRPO {c['grpo']})"
                      for c in ctx["f11"]["production"]["contrasts"]) or "none"  # fmt: skip
-    two = "; ".join(f"{v['model']}: {v['verdict'].label.split(':')[0]}" for v in f10["two_verdicts"])
     short = lambda vs: "; ".join(f"{v['model']} {v['verdict'].label.split(':')[0]} ({v['sure']})" for v in vs)  # noqa: E731
     ten2 = short(f10["ten"]["verdicts"])
     adam = short(f10["adam"]["accounts"])
@@ -256,11 +254,11 @@ def glance(ctx: dict) -> list[dict]:
             "10",
             "Why: size or content (beyond)",
             "the noise of token weights destabilises GRPO (§3)",
-            f"norm × direction 2×2, 5 seeds: {two}; 10 seeds: {ten2 or 'pending'}; a spike inside AdamW, 5 seeds: "
+            f"norm × direction 2×2, 10 seeds: {ten2 or 'pending'}; a spike inside AdamW, 5 seeds: "
             f"{adam or 'pending'}; branches from GRPO's saved states (MoE): {protect} of {len(branch)} protect before "
             f"the onset, after it {after}; the 2×2 under plain SGD: {sgd or 'pending'}",
             "; ".join(f"{a['model']}: {a['verdict'].label.split(':')[0]}" for a in f10["accounts"]),
-            *(v["verdict"] for v in f10["two_verdicts"] + f10["accounts"] + f10["ten"]["verdicts"]),
+            *(v for a in f10["accounts"] for v in (a["verdict"], *a["parts"])),  # f10t.account and what it reads
             *(a["verdict"] for a in f10["adam"]["accounts"] + branch + revert + f10["sgd_two"]["verdicts"]),
         ),
         _row(

@@ -29,7 +29,9 @@ __all__ = [
     "PENDING",
     "MIN_SEEDS_FOR_SIGN",
     "consistent",
+    "majority",
     "consistent_label",
+    "null_clause",
 ]
 
 #: of 5 seeds: an arm *collapses* at >= 4 collapsed runs and is *stable* at <= 1 (f2_mechanism.toml, declared before
@@ -69,6 +71,23 @@ def majority(values, null: float = 0.0) -> str:
 def consistent_label(count: str) -> str:
     """The words a null outcome prints when every seed shares a sign (``count`` from :func:`consistent`)."""
     return f"direction consistent ({count}), size unresolved"
+
+
+def null_clause(what: str, values: list, below: int = 0) -> str:
+    """The words for effects of one kind (``what``: "norm") that no interval showed, each with its sign count
+    (:func:`majority`): "no norm effect shown (3/5 > 0, 4/5 < 0)"; "norm effects direction consistent (5/5 > 0,
+    5/5 > 0), size unresolved" when every effect's seeds share a side; "norm effects unresolved by interval (5/5 > 0,
+    3/5 > 0: sign consistent in 1 of 2)" when some do; "norm effects: 1 of 2 below 0 by interval (…)" when
+    ``below`` of them were shown below 0. ``values``: each effect's paired per-seed values."""
+    counts = ", ".join(majority(v) for v in values)
+    if below:
+        return f"{what} effects: {below} of {len(values)} below 0 by interval ({counts})"
+    agree = sum(bool(consistent(v)) for v in values)
+    if agree and agree == len(values):
+        return f"{what} effects direction consistent ({counts}), size unresolved"
+    if agree:
+        return f"{what} effects unresolved by interval ({counts}: sign consistent in {agree} of {len(values)})"
+    return f"no {what} effect shown ({counts})"
 
 
 @dataclass(frozen=True)
