@@ -385,7 +385,7 @@ def test_every_page_build_and_check_fails_on_the_enforced_rules():
     pages pass it; a glossary without a term the story uses fails it, and so does a null label put back beside a
     5/5 sign count (no lint rule is reported only)."""
     from gspo_lab.findings import page
-    from gspo_lab.findings.lint import REPORTED_ONLY, failures
+    from gspo_lab.findings.lint import REPORTED_ONLY
     from gspo_lab.paths import repo_root
 
     pages = {name: (repo_root() / "docs" / name).read_text() for name in BOOK}
