@@ -64,3 +64,12 @@ def test_only_a_rules_null_outcome_says_not_shown():
     }
     assert offenders == {}
     assert "not distinguishable" not in RULES["f5.claim"].outcomes["indistinct"]
+
+
+def test_at_a_glance_row_2_sets_the_map_beside_its_cap_1_counts(stability_map):
+    """Row 2's 'neither collapses with one' is this regime's 0/5; the map's cap-1 counts and its reading sit beside
+    it, so the row cannot read as immunity."""
+    row = next(line for line in _page("findings.md").split("| **2. Collapse** |")[1:2])
+    cap1 = next(x for x in stability_map if x["clip"] == "1")
+    assert f"on the map at cap 1: GRPO {cap1['grpo']}, GSPO {cap1['gspo']}" in row
+    assert f"on the map: {cap1['verdict'].label}" in row and "the map: post hoc" in row

@@ -147,7 +147,7 @@ def glance(ctx: dict) -> list[dict]:
     longest = max(f6)
     f7 = _by(ctx["f7"]["confirm"], "lam")
     lam = max(f7, key=float)
-    f9 = ctx["f9"]
+    f9, cap_map = ctx["f9"], _by(ctx["f2_map"]["summary"], "clip")["1"]
     v2 = f9["v2"]
     succ = successor_groups(ctx["f11"]["verdicts"])
     cap1 = "; ".join(f"{c['model']} {', '.join(f'{o} {k}' for o, k in c['objectives'])} (GRPO {c['grpo']})"
@@ -178,12 +178,14 @@ def glance(ctx: dict) -> list[dict]:
             f"no cap, 10 seeds, {' / '.join(v['model'] for v in ten)}: collapsed GRPO "
             f"{' / '.join(v['grpo'] for v in ten)}, GSPO {' / '.join(v['gspo'] for v in ten)}; accuracy gap "
             f"{ten[0]['diff'].split(' (')[0] if ten else 'pending'} (MoE). Cap 1: GRPO {f2['1']['grpo']}, "
-            f"GSPO {f2['1']['gspo']}",
-            f"{f2['off']['verdict'].label} without a cap; {f2['1']['verdict'].label} with one",
+            f"GSPO {f2['1']['gspo']}; on the map at cap 1: GRPO {cap_map['grpo']}, GSPO {cap_map['gspo']}",
+            f"{f2['off']['verdict'].label} without a cap; {f2['1']['verdict'].label} with one; on the map: "
+            f"{cap_map['verdict'].label}",
             f2["off"]["verdict"],
             f2["1"]["verdict"],
             *(v["verdict"] for v in ten),
-            sure="; ".join(["declared", *ten_note]),
+            cap_map["verdict"],
+            sure="; ".join(["declared (the map: post hoc)", *ten_note]),
         ),
         _row(
             "2b",
