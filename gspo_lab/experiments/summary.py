@@ -21,6 +21,9 @@ paired by seed with 95 % bootstrap intervals; the secondary the training-reward 
 two evaluations both lie below ``COLLAPSE_FRACTION`` × the pooled cold start (a run that recovers is not collapsed;
 a diverged run is); and its *collapse mode* is reported as numbers, each over the first and the last
 ``MODE_WINDOW`` rollouts: the truncated share of responses, the mean response length, the share of zero-std groups.
+Beside it (issue 37, read from stored series, not stored): the collapse's *onset* and the other failure mode, a
+run *frozen* at 0 reward with zero spread and zero gradient to its end, with its onset
+(:mod:`gspo_lab.experiments.failure`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from fnmatch import fnmatchcase
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
+from gspo_lab.experiments.failure import FROZEN_SERIES, collapse_onset, frozen_onset
 
 __all__ = [
     "COLLAPSE_FRACTION",
@@ -101,7 +105,8 @@ def per_rollout(history: pd.DataFrame) -> dict[str, list]:
 #: committed cell's first rollouts re-run). The stored results keep only these (:mod:`gspo_lab.experiments.thinning`,
 #: ``scripts/thin_results.py``); a new result also keeps every mean (:func:`stored_rows`), so a new reading of a new
 #: run finds its series. Before a reading of stored results uses another series, add it here: tests/test_store.py
-#: scans the sources for the series they name and fails until then (a thinned series is in git history).
+#: scans the sources for the series they name and fails until then (a thinned series is in git history). The two
+#: ``clip/outside_grpo_band_*`` series (``failure.kept_grad_share``) exist only in results run since issue 37.
 READ_SERIES = (
     "rollout",
     "reward/mean:mean",
@@ -127,6 +132,8 @@ READ_SERIES = (
     "correction/rho_mean:mean",
     "correction/masked_frac:mean",
     "correction/truncated_frac:mean",
+    "clip/outside_grpo_band_frac:mean",
+    "clip/outside_grpo_band_grad_frac:mean",
 )
 
 
@@ -220,8 +227,11 @@ _MODE = {
 def endpoint_v2(result: dict, cold_start: float, *, fraction: float = COLLAPSE_FRACTION) -> dict:
     """Endpoint v2 of a stored training cell (module docstring) against the pooled ``cold_start`` accuracy of its
     (checkpoint, length, τ). Returns ``late_acc``, ``reward_auc``, ``collapsed``, ``threshold``, ``last_two`` (the
-    last two sampled accuracies), ``samples`` (per evaluation), and ``<truncated|length|zero_std>_<early|late>``.
-    ValueError when the cell's evaluations score fewer than :data:`MIN_EVAL_SAMPLES` samples."""
+    last two sampled accuracies), ``samples`` (per evaluation), ``<truncated|length|zero_std>_<early|late>``,
+    ``collapse_onset`` (:func:`~gspo_lab.experiments.failure.collapse_onset` against ``threshold``; None when not
+    collapsed), ``frozen`` and ``frozen_onset`` (:func:`~gspo_lab.experiments.failure.frozen_onset`; both None when
+    the result lacks its series: every stored training result holds them). ValueError when the cell's evaluations
+    score fewer than :data:`MIN_EVAL_SAMPLES` samples."""
     cfg = result["config"]
     samples = cfg.get("eval_prompts", 64) * cfg.get("eval_samples", 1)
     if samples < MIN_EVAL_SAMPLES:
@@ -242,6 +252,8 @@ def endpoint_v2(result: dict, cold_start: float, *, fraction: float = COLLAPSE_F
         values = [v for v in pr.get(key, []) if v is not None]
         for when, part in (("early", values[:MODE_WINDOW]), ("late", values[-MODE_WINDOW:])):
             mode[f"{name}_{when}"] = sum(part) / len(part) if part else math.nan
+    frozen, frozen_at = frozen_onset(pr) if all(k in pr for k in FROZEN_SERIES) else (None, None)
+    onset = collapse_onset(acc, (result.get("eval") or {}).get("rollout", []), threshold) if collapsed else None
     return {
         "late_acc": base["late_acc"],
         "reward_auc": base["reward_auc"],
@@ -250,4 +262,7 @@ def endpoint_v2(result: dict, cold_start: float, *, fraction: float = COLLAPSE_F
         "last_two": acc[-2:],
         "samples": samples,
         **mode,
+        "collapse_onset": onset,
+        "frozen": frozen,
+        "frozen_onset": frozen_at,
     }
