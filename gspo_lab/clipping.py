@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 from gspo_lab.config import TrainConfig
 from gspo_lab.metrics import objective_stats
 from gspo_lab.objectives import OBJECTIVES
+from gspo_lab.objectives.core import GRPO_BAND
 from gspo_lab.reductions import masked_mean
 from gspo_lab.step import init_state, train_step
 
@@ -82,7 +83,7 @@ def clip_whatif(run: ClipRun, objective: str, eps_low: float, eps_high: float) -
         else:
             clip_lr = masked_mean(lw, mask, dim=-1).unsqueeze(-1).expand_as(lw)
         adv_t = adv.unsqueeze(-1).expand_as(lw) if adv.dim() == 1 else adv
-        stats = objective_stats(lw, clip_lr, adv_t, mask, eps_low, eps_high).as_dict()
+        stats = objective_stats(lw, clip_lr, adv_t, mask, eps_low, eps_high, grpo_band=GRPO_BAND).as_dict()
         row = {"update": rec["update"], "rollout": rec["rollout"], "update_in_rollout": rec["update"] % per_rollout}
         row.update({k: v for k, v in stats.items() if k.startswith("clip/")})
         rows.append(row)

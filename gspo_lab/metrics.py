@@ -15,6 +15,20 @@ Clip fractions come in two *units* and two *meanings*, and the names say which:
   ``clip_ratio/region_mean`` definition. A ratio exactly on the band's edge is not clipped.
 * meaning *outside* (``_outside``): the ratio lies outside [1 − ε_low, 1 + ε_high], whatever the sign of Â.
 
+Drift against a fixed reference band (``drift/outside_grpo_band_*``, issue 37): whatever the objective trained,
+which valid tokens with Â ≠ 0 have a token ratio w outside GRPO's band [1 − 0.2, 1 + 0.27] (``objectives.GRPO_CLIP``),
+and which of those still carry gradient. A token *carries gradient* when the policy loss's gradient with respect to
+its log-prob is nonzero; every objective's is c_{i,t} · Â_{i,t} times its aggregation's positive length and batch
+factors, so it is read from the objective's own detached weight c (``weight/token_mean``) as c_{i,t} ≠ 0 (Â ≠ 0 by
+selection), without an extra backward or a hook; an objective whose gradient is zeroed elsewhere than in c (SAPO's
+±20 clamp of log w) passes its own ``carries``. Tokens with Â = 0 are left out of both: they carry no gradient under
+any objective (the loss is linear in Â), so counting them would mix the zero-std share (``adv/zero_std_frac``) into
+a number meant to tell objectives apart. Both are shares of the valid tokens, so neither is ever 0/0 (0 when no
+token is outside, and 0 with no valid token, as every masked mean here); the share *of the outside tokens* that keep
+their gradient is their ratio, read per rollout from the two means (``gspo_lab.experiments.failure.kept_grad_share``:
+None, not NaN, for a rollout with no such token). The KL penalty's gradient (β > 0) is not the objective's: not
+counted.
+
 KL estimates use samples from π_old (the rollout policy) with w = π_θ / π_old per token: k1 = −log w and
 k3 = (w − 1) − log w (Schulman, "Approximating KL divergence", 2020), averaged over valid tokens; both estimate
 KL(π_old ‖ π_θ). k3 is >= 0 for every sample; k1 is unbiased but can be negative.
@@ -31,7 +45,7 @@ from torch import Tensor
 
 from gspo_lab.reductions import masked_mean
 
-__all__ = ["CATALOGUE", "metric", "ObjectiveStats", "objective_stats", "catalogue"]
+__all__ = ["CATALOGUE", "metric", "ObjectiveStats", "objective_stats", "grpo_band_shares", "catalogue"]
 
 
 #: Every key gspo_lab writes into a metrics table, with its definition: the one catalogue. ObjectiveStats,
@@ -76,6 +90,14 @@ CATALOGUE: dict[str, str] = {
     "s_i (GSPO) where the clip does not bind and 0 where it does; min(r, ε_max) (CISPO); SAPO's gate "
     "4σ(x)(1−σ(x))·r; VESPO's φ(w); times a sampler correction's ρ and mask when one is on. 1 on-policy for every "
     "objective; objectives without a clip (sapo, vespo) report every clip/* fraction as 0 and are read here",
+    # drift against GRPO's band, whatever the objective (ObjectiveStats; module docstring)
+    "drift/outside_grpo_band_frac": "valid tokens with Â ≠ 0 whose token ratio w lies outside GRPO's band "
+    "[1−0.2, 1+0.27] (objectives.GRPO_CLIP), whatever the objective trained; for grpo at its own ε, "
+    "clip/token_frac_outside less the Â = 0 tokens",
+    "drift/outside_grpo_band_grad_frac": "valid tokens of drift/outside_grpo_band_frac whose policy-loss gradient "
+    "with respect to their log-prob is nonzero (c_{i,t} ≠ 0 in weight/token_mean's terms), as a share of all valid "
+    "tokens: GRPO's clip-active tokens drop out, CISPO keeps them all; its ratio to drift/outside_grpo_band_frac per "
+    "rollout is the share that keeps its gradient (experiments.failure.kept_grad_share)",
     # sampler–trainer corrections (gspo_lab.corrections; only when sampler_correction or opsm_threshold is set)
     "correction/logp_diff_mean": "mean over valid tokens of |log π_old − log π_sampler|: the trainer's recomputed "
     "π_old against the sampler's own log-probs (TRL sampling/sampling_logp_difference/mean)",
@@ -165,6 +187,8 @@ class ObjectiveStats:
     n_tokens: int = metric("count/tokens")
     n_empty_seqs: int = metric("count/empty_seqs")
     weight_token_mean: float = metric("weight/token_mean")
+    grpo_band_outside_frac: float = metric("drift/outside_grpo_band_frac")
+    grpo_band_outside_grad_frac: float = metric("drift/outside_grpo_band_grad_frac")
 
     def as_dict(self) -> dict[str, float]:
         """{namespaced key: value}, e.g. ``{"clip/token_frac": 0.15, ...}``."""
@@ -185,6 +209,26 @@ def _std_absmax(x: Tensor, mask: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
 
 @torch.no_grad()
+def grpo_band_shares(
+    tok_log_ratio: Tensor, adv: Tensor, mask: Tensor, carries: Tensor, grpo_band: tuple[float, float]
+) -> tuple[Tensor, Tensor]:
+    """``drift/outside_grpo_band_frac`` and ``drift/outside_grpo_band_grad_frac`` (module docstring), as 0-d tensors.
+
+    Args:
+        tok_log_ratio: (B, T) log w_{i,t}; adv: (B, T) Â at each token; mask: (B, T) bool, True at valid tokens.
+        carries: (B, T) bool, True where the loss's gradient with respect to the token's log-prob is nonzero.
+        grpo_band: GRPO's (ε_low, ε_high): the band [1 − ε_low, 1 + ε_high] on w.
+    Returns:
+        (outside, kept): the shares of valid tokens with Â ≠ 0 and w outside the band, and of those that carry
+        gradient; each 0, not NaN, when there is none (or no valid token).
+    """
+    tok_w = tok_log_ratio.exp()
+    outside = mask & (adv != 0) & ((tok_w < 1 - grpo_band[0]) | (tok_w > 1 + grpo_band[1]))
+    dt = tok_log_ratio.dtype
+    return masked_mean(outside.to(dt), mask, dim=None), masked_mean((outside & carries).to(dt), mask, dim=None)
+
+
+@torch.no_grad()
 def objective_stats(
     tok_log_ratio: Tensor,
     clip_log_ratio: Tensor,
@@ -196,6 +240,8 @@ def objective_stats(
     *,
     factor: Tensor | None = None,
     zeroed: Tensor | None = None,
+    grpo_band: tuple[float, float],
+    carries: Tensor | None = None,
 ) -> ObjectiveStats:
     """Clip, ratio and KL statistics of one objective evaluation.
 
@@ -211,6 +257,10 @@ def objective_stats(
             (B, T) bool, is True: e.g. dual-clip's floor).
         factor: (B, T) the sampler correction's factor on each token's loss (``sampler_ratio`` × ``seq_keep``), which
             multiplies the gradient weight too; None = none.
+        grpo_band: GRPO's (ε_low, ε_high) (``objectives.GRPO_CLIP``), the fixed band of ``drift/outside_grpo_band_*``
+            whatever the objective's own (passed in: the objectives import this module, not the other way round).
+        carries: (B, T) bool, True where the loss's gradient with respect to logp is nonzero; None = ``grad_weight``
+            (times ``factor``) nonzero (module docstring).
     """
     weight = clip_log_ratio.exp()
     low = mask & (adv < 0) & (weight < 1 - eps_low)
@@ -238,5 +288,8 @@ def objective_stats(
         grad_weight = torch.where(low | high if zeroed is None else low | high | zeroed, 0.0, weight)
     if factor is not None:
         grad_weight = grad_weight * factor
-    weight_mean = masked_mean(grad_weight.to(fdt), mask, dim=None).item()
-    return ObjectiveStats(*values, *counts, weight_mean)
+    if carries is None:
+        carries = grad_weight != 0
+    weights = [masked_mean(grad_weight.to(fdt), mask, dim=None), *grpo_band_shares(tok_log_ratio, adv, mask, carries,
+               grpo_band)]  # fmt: skip
+    return ObjectiveStats(*values, *counts, *torch.stack(weights).tolist())

@@ -132,7 +132,7 @@ def test_endpoint_v2_adds_the_onsets_and_changes_nothing_else():
 
 
 def test_kept_grad_share():
-    rows = {"clip/outside_grpo_band_frac:mean": [0.0, 0.1, 0.2, None], "clip/outside_grpo_band_grad_frac:mean":
+    rows = {"drift/outside_grpo_band_frac:mean": [0.0, 0.1, 0.2, None], "drift/outside_grpo_band_grad_frac:mean":
             [0.0, 0.05, 0.2, None]}  # fmt: skip
     assert kept_grad_share(rows) == [None, pytest.approx(0.5), pytest.approx(1.0), None]  # 0/0 -> None, not NaN
     with pytest.raises(ValueError, match="per_rollout lacks the series"):

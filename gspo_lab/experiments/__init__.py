@@ -5,6 +5,7 @@ notebooks ask their questions here.
 spec        a spec file → its cells (grid × seeds) and their keys; CODE_VERSION, KEY_IF_NOT_DEFAULT
 summary     the catalogue of a cell's summary keys, per-rollout aggregates, the declared collapse rule, sensitivity
             endpoints (two-evaluation collapse, late held-out accuracy)
+failure     two failure modes told apart (collapsed, frozen) with their onsets; the out-of-band kept-gradient share
 runner      run cells (resumable, worker processes), the core set, re-run a stored cell's first rollouts
 store       results on disk: load / write / merge / compare / supersede
 stats       bootstrap and Wilson intervals, per-arm tables, paired per-seed ratios and differences

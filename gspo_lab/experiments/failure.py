@@ -29,7 +29,7 @@ frozen rollouts ended with one success of 128 after up to 72 rollouts (f11b's SA
 is *not* frozen here: the strict reading of "to the end".
 
 Stored vs read: every series read here is in ``summary.READ_SERIES`` (kept by the thinning); nothing new is stored
-for (1). For (2), ``clip/outside_grpo_band_frac`` and ``clip/outside_grpo_band_grad_frac`` are logged per update
+for (1). For (2), ``drift/outside_grpo_band_frac`` and ``drift/outside_grpo_band_grad_frac`` are logged per update
 (gspo_lab/metrics.py) and exist only in results run after they were added (the stored, thinned ones lack them).
 """
 
@@ -55,7 +55,7 @@ FROZEN_MIN_TAIL = 5
 #: the per-rollout series :func:`frozen_onset` reads (each in summary.READ_SERIES)
 FROZEN_SERIES = ("rollout", "reward/mean:mean", "adv/zero_std_frac:mean", "grad/norm:max")
 #: the per-rollout series :func:`kept_grad_share` reads (logged since issue 37; absent from older stored results)
-GRAD_SHARE_SERIES = ("clip/outside_grpo_band_frac:mean", "clip/outside_grpo_band_grad_frac:mean")
+GRAD_SHARE_SERIES = ("drift/outside_grpo_band_frac:mean", "drift/outside_grpo_band_grad_frac:mean")
 
 
 def _series(per_rollout: dict, keys: Sequence[str]) -> list[list]:
@@ -119,7 +119,7 @@ def collapse_onset(accuracy: Sequence[float], rollouts: Sequence[int], threshold
 
 def kept_grad_share(per_rollout: dict) -> list[float | None]:
     """Per rollout, the share of the valid tokens with Â ≠ 0 outside GRPO's band whose policy-loss gradient is
-    nonzero: ``clip/outside_grpo_band_grad_frac:mean`` / ``clip/outside_grpo_band_frac:mean`` (each a share of the
+    nonzero: ``drift/outside_grpo_band_grad_frac:mean`` / ``drift/outside_grpo_band_frac:mean`` (each a share of the
     valid tokens, averaged over the rollout's updates, so the ratio pools the updates, each weighted by its outside
     share). None for a rollout with no such token on any update (0/0: no share to report) or a missing value.
     ValueError when the series are absent (results logged before issue 37)."""

@@ -106,7 +106,7 @@ def per_rollout(history: pd.DataFrame) -> dict[str, list]:
 #: ``scripts/thin_results.py``); a new result also keeps every mean (:func:`stored_rows`), so a new reading of a new
 #: run finds its series. Before a reading of stored results uses another series, add it here: tests/test_store.py
 #: scans the sources for the series they name and fails until then (a thinned series is in git history). The two
-#: ``clip/outside_grpo_band_*`` series (``failure.kept_grad_share``) exist only in results run since issue 37.
+#: ``drift/outside_grpo_band_*`` series (``failure.kept_grad_share``) exist only in results run since issue 37.
 READ_SERIES = (
     "rollout",
     "reward/mean:mean",
@@ -132,8 +132,8 @@ READ_SERIES = (
     "correction/rho_mean:mean",
     "correction/masked_frac:mean",
     "correction/truncated_frac:mean",
-    "clip/outside_grpo_band_frac:mean",
-    "clip/outside_grpo_band_grad_frac:mean",
+    "drift/outside_grpo_band_frac:mean",
+    "drift/outside_grpo_band_grad_frac:mean",
 )
 
 

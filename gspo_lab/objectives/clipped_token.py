@@ -12,6 +12,7 @@ from gspo_lab.metrics import objective_stats
 from gspo_lab.objectives.core import (
     DAPO_CLIP,
     DUAL_CLIP_C,
+    GRPO_BAND,
     GRPO_CLIP,
     PPO_CLIP,
     clipped_surrogate,
@@ -41,7 +42,9 @@ def _token_objective(logp, old_logp, adv, mask, eps_low, eps_high, reduce, sampl
     surrogate = clipped_surrogate(log_w, adv, eps_low, eps_high, clip_c)
     factor = loss_factor(sampler_ratio, seq_keep, mask, logp.dtype)
     zeroed = None if clip_c is None else (adv < 0) & (log_w.detach().exp() > clip_c)  # dual-clip's floor
-    stats = objective_stats(log_w, log_w, adv, mask, eps_low, eps_high, factor=factor, zeroed=zeroed)
+    stats = objective_stats(
+        log_w, log_w, adv, mask, eps_low, eps_high, factor=factor, zeroed=zeroed, grpo_band=GRPO_BAND
+    )
     if factor is not None:
         surrogate = surrogate * factor
     return -reduce(surrogate, mask), stats

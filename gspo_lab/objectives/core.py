@@ -25,6 +25,7 @@ __all__ = [
     "ClipRange",
     "GSPO_CLIP",
     "GRPO_CLIP",
+    "GRPO_BAND",
     "DAPO_CLIP",
     "PPO_CLIP",
     "LUSPO_CLIP",
@@ -54,6 +55,9 @@ class ClipRange:
 
 GSPO_CLIP = ClipRange(3e-4, 4e-4, "GSPO paper §5.1: 'the left and right clipping ranges ... 3e-4 and 4e-4'")
 GRPO_CLIP = ClipRange(0.2, 0.27, "GSPO paper §5.1, the GRPO baseline's clipping ranges")
+#: the fixed band of the ``drift/outside_grpo_band_*`` metrics (gspo_lab.metrics) whatever the objective trained:
+#: GRPO's registry ε
+GRPO_BAND = (GRPO_CLIP.low, GRPO_CLIP.high)
 DAPO_CLIP = ClipRange(0.2, 0.28, "DAPO (arXiv 2503.14476) §3.1, Clip-Higher: ε_low 0.2, ε_high 0.28")
 PPO_CLIP = ClipRange(0.2, 0.2, "PPO (arXiv 1707.06347) ε = 0.2; Dr. GRPO (arXiv 2503.20783) keeps PPO's clip")
 LUSPO_CLIP = ClipRange(

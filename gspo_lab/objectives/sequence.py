@@ -17,6 +17,7 @@ import torch
 from gspo_lab.metrics import objective_stats
 from gspo_lab.objectives.core import (
     GMPO_CLIP,
+    GRPO_BAND,
     GSPO_CLIP,
     LUSPO_CLIP,
     clipped_surrogate,
@@ -45,7 +46,9 @@ def _sequence_objective(logp, old_logp, adv, mask, eps_low, eps_high, reduce, sa
         per_tok = clipped_surrogate(log_s_tokens, adv_tokens, eps_low, eps_high)
         loss = -(reduce or seq_mean_token_mean)(per_tok if factor is None else per_tok * factor, mask)
     tok = tok_log_ratio(logp, old_logp, mask)
-    return loss, objective_stats(tok, log_s_tokens, adv_tokens, mask, eps_low, eps_high, factor=factor)
+    return loss, objective_stats(
+        tok, log_s_tokens, adv_tokens, mask, eps_low, eps_high, factor=factor, grpo_band=GRPO_BAND
+    )
 
 
 def gspo(logp, old_logp, adv, mask, *, eps_low=GSPO_CLIP.low, eps_high=GSPO_CLIP.high, sampler_ratio=None,
@@ -79,7 +82,7 @@ def gspo_token(logp, old_logp, adv, mask, *, eps_low=GSPO_CLIP.low, eps_high=GSP
     factor = loss_factor(sampler_ratio, seq_keep, mask, logp.dtype)
     loss = -seq_mean_token_mean(surrogate if factor is None else surrogate * factor, mask)
     tok = tok_log_ratio(logp, old_logp, mask)
-    return loss, objective_stats(tok, log_s_t, adv, mask, eps_low, eps_high, factor=factor)
+    return loss, objective_stats(tok, log_s_t, adv, mask, eps_low, eps_high, factor=factor, grpo_band=GRPO_BAND)
 
 
 def gspo_token_mean(logp, old_logp, adv, mask, *, eps_low=GSPO_CLIP.low, eps_high=GSPO_CLIP.high, sampler_ratio=None,
@@ -142,4 +145,4 @@ def gmpo(logp, old_logp, adv, mask, *, eps_low=GMPO_CLIP.low, eps_high=GMPO_CLIP
     coef_tokens = per_token(coef.detach(), logp.shape)
     grad_weight = coef_tokens.where(~binds, coef_tokens.new_zeros(())) * (1.0 if factor is None else factor)
     band_low, band_high = -math.expm1(-eps_low), math.expm1(eps_high)  # the log band as a ratio band
-    return loss, objective_stats(log_w, log_w, adv_tokens, mask, band_low, band_high, grad_weight)
+    return loss, objective_stats(log_w, log_w, adv_tokens, mask, band_low, band_high, grad_weight, grpo_band=GRPO_BAND)

@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from gspo_lab.metrics import objective_stats
-from gspo_lab.objectives.core import CISPO_CAP, loss_factor, no_band, per_token, prepare
+from gspo_lab.objectives.core import CISPO_CAP, GRPO_BAND, loss_factor, no_band, per_token, prepare
 from gspo_lab.ratios import tok_log_ratio
 from gspo_lab.reductions import masked_sum, seq_mean_token_mean, token_mean
 from gspo_lab.validate import check_finite, check_float_tensor
@@ -73,7 +73,7 @@ def cispo(logp, old_logp, adv, mask, *, eps_low=CISPO_CAP.low, eps_high=CISPO_CA
     loss = -token_mean(per_tok if factor is None else per_tok * factor, mask)
     grad_weight = weight if factor is None else weight * factor
     # the band [0, ε_max] in objective_stats' terms: floor 1 − 1 = 0 (none), ceiling 1 + (ε_max − 1)
-    return loss, objective_stats(log_w, log_w, adv, mask, 1.0, eps_high - 1.0, grad_weight)
+    return loss, objective_stats(log_w, log_w, adv, mask, 1.0, eps_high - 1.0, grad_weight, grpo_band=GRPO_BAND)
 
 
 def sapo(logp, old_logp, adv, mask, *, eps_low=None, eps_high=None, tau_pos=SAPO_TAU[0], tau_neg=SAPO_TAU[1],
@@ -103,7 +103,9 @@ def sapo(logp, old_logp, adv, mask, *, eps_low=None, eps_high=None, tau_pos=SAPO
     loss = -seq_mean_token_mean(per_tok if factor is None else per_tok * factor, mask)
     with torch.no_grad():
         grad_weight = 4 * gate * (1 - gate) * w * (1.0 if factor is None else factor)
-    return loss, objective_stats(log_w, log_w, adv, mask, *no_band(), grad_weight)
+        # past the ±20 clamp log w has no gradient, whatever the gate's weight (drift/outside_grpo_band_*)
+        carries = (grad_weight != 0) & (log_w.abs() <= LOG_RATIO_CLAMP)
+    return loss, objective_stats(log_w, log_w, adv, mask, *no_band(), grad_weight, grpo_band=GRPO_BAND, carries=carries)
 
 
 @torch.no_grad()
@@ -169,4 +171,4 @@ def vespo(logp, old_logp, adv, mask, *, eps_low=None, eps_high=None, shape=VESPO
     per_tok = phi_tokens * adv_tokens * logp.where(mask, logp.new_zeros(()))
     loss = -token_mean(per_tok if factor is None else per_tok * factor, mask)
     grad_weight = phi_tokens if factor is None else phi_tokens * factor
-    return loss, objective_stats(log_w, log_w, adv_tokens, mask, *no_band(), grad_weight)
+    return loss, objective_stats(log_w, log_w, adv_tokens, mask, *no_band(), grad_weight, grpo_band=GRPO_BAND)
