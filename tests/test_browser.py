@@ -87,6 +87,7 @@ from pathlib import Path
 
 import pytest
 
+from gspo_lab.nb.pages import finding_pages
 from gspo_lab.nb.params import NOTEBOOKS
 from gspo_lab.paths import repo_root, runs_dir
 
@@ -1001,9 +1002,11 @@ def test_book_of_the_smoke_run_has_no_broken_link_image_or_external_request(brow
     errors = [f"{path}: {status}" for path, status in answers if status >= 400]
     found = {"problems": problems, "failed requests": failed, "other hosts": outside, "server errors": errors}
     assert not any(found.values()), found
-    expected = {f"{base}notebooks/{name}.html" for name in NOTEBOOKS} | {
-        f"{base}{page}.html" for page in ("findings", "numbers", "report", "glossary", "recipe")
-    }
+    expected = (
+        {f"{base}notebooks/{name}.html" for name in NOTEBOOKS}
+        | {f"{base}{page}.html" for page in ("findings", "methods", "numbers", "report", "glossary", "recipe")}
+        | {f"{base}{name.removesuffix('.md')}.html" for name in finding_pages(repo_root() / "docs")}
+    )
     assert expected <= set(pages), sorted(expected - set(pages))
     print(
         f"[browser] book: built in {book.seconds:.1f} s, {len(pages)} pages and {len(files)} files checked, "

@@ -51,9 +51,8 @@ def test_templates_loop_but_never_decide():
 def test_every_template_is_used_and_every_section_rendered(computed):
     text = page.render(computed[0])
     assert "{{" not in text and "{%" not in text
-    used = {"macros.md", *page.PAGES.values()} | set(
-        __import__("re").findall(r'include "(\w+\.md)"', (page.TEMPLATES / "page.md").read_text())
-    )
+    included = "".join((page.TEMPLATES / t).read_text() for t in page.PAGES.values())
+    used = {"macros.md", *page.PAGES.values()} | set(__import__("re").findall(r'include "(\w+\.md)"', included))
     assert used == {p.name for p in page.TEMPLATES.glob("*.md")}
     for out, template in page.PAGES.items():
         text = page.render(computed[0], template)
