@@ -150,7 +150,7 @@ def test_the_page_wide_robustness_agrees_with_every_declared_re_reading(computed
     [robust] / [fragile] must match the page-wide column's mark on the same verdict (gspo_lab/findings/robust.py)."""
     import re
 
-    text = page.render(computed[0])
+    text = "\n".join(page.render(computed[0], template) for template in page.PAGES.values())
     pairs = re.findall(r"(\(fragile\) )?\[(robust|fragile)\]", text)
     assert len(pairs) >= 20
     assert [sure for mark, sure in pairs if bool(mark) != (sure == "fragile")] == []
