@@ -87,6 +87,7 @@ from pathlib import Path
 
 import pytest
 
+from gspo_lab.nb.pages import finding_pages
 from gspo_lab.nb.params import NOTEBOOKS
 from gspo_lab.paths import repo_root, runs_dir
 
@@ -1001,11 +1002,69 @@ def test_book_of_the_smoke_run_has_no_broken_link_image_or_external_request(brow
     errors = [f"{path}: {status}" for path, status in answers if status >= 400]
     found = {"problems": problems, "failed requests": failed, "other hosts": outside, "server errors": errors}
     assert not any(found.values()), found
-    expected = {f"{base}notebooks/{name}.html" for name in NOTEBOOKS} | {
-        f"{base}{page}.html" for page in ("findings", "numbers", "report", "glossary", "recipe")
-    }
+    expected = (
+        {f"{base}notebooks/{name}.html" for name in NOTEBOOKS}
+        | {f"{base}{page}.html" for page in ("findings", "methods", "numbers", "report", "glossary", "recipe")}
+        | {f"{base}{name.removesuffix('.md')}.html" for name in finding_pages(repo_root() / "docs")}
+    )
     assert expected <= set(pages), sorted(expected - set(pages))
     print(
         f"[browser] book: built in {book.seconds:.1f} s, {len(pages)} pages and {len(files)} files checked, "
         f"{time.perf_counter() - start:.1f} s in all"
     )
+
+
+#: per ``article img`` of a page: its src, and the text of the element after the paragraph that holds it (a caption
+#: is a paragraph starting "Figure" right after its image)
+CAPTIONS_JS = """() => [...document.querySelectorAll('article img')].map(img => {
+  const holder = img.closest('p, figure, div.cell_output, div.output') || img;
+  const next = holder.nextElementSibling;
+  return [img.getAttribute('src'), next ? next.innerText.trim().slice(0, 40) : ''];
+})"""
+#: the At a glance table (the overview's first table): its width and the width the article gives it
+GLANCE_FIT_JS = """() => {
+  const table = document.querySelector('article table');
+  const box = table.parentElement;
+  return {table: Math.ceil(table.getBoundingClientRect().width), room: Math.floor(box.clientWidth),
+          scroll: box.scrollWidth, client: box.clientWidth};
+}"""
+
+
+def test_book_pages_caption_every_figure_fit_at_a_glance_and_resolve_every_link(browser, tmp_path):
+    """Issue 36: the book's story, overview, finding pages and methods page, opened at 1300 px: every figure has a
+    caption, At a glance fits without scrolling sideways, every internal link resolves (the notebook pages are the
+    smoke book's test)."""
+    from gspo_lab.nb.book import build_book
+
+    book = build_book(tmp_path, [])
+    assert book.warnings == (), "Sphinx warnings:\n" + "\n".join(book.warnings)
+    context = browser.new_context(viewport={"width": 1300, "height": 1000})
+    try:
+        with serving(book.index.parent) as (base, answers):
+            page = context.new_page()
+            with screenshot_on_failure(page, "book-pages"):
+                pages, files, problems = crawl(page, base)
+                problems += [f"{f}: {context.request.get(f).status}" for f in sorted(files)
+                             if context.request.get(f).status >= 400]  # fmt: skip
+                docs = [
+                    "index",
+                    "findings",
+                    "methods",
+                    *(n.removesuffix(".md") for n in finding_pages(repo_root() / "docs")),
+                ]
+                figures = 0
+                for name in docs:
+                    page.goto(f"{base}{name}.html")
+                    for src, after in page.evaluate(CAPTIONS_JS):
+                        figures += 1
+                        if not after.startswith("Figure"):
+                            problems.append(f"{name}.html: {src} has no caption (next: {after!r})")
+                page.goto(f"{base}findings.html")
+                fit = page.evaluate(GLANCE_FIT_JS)
+                if fit["scroll"] > fit["client"] + 1 or fit["table"] > fit["room"] + 1:
+                    problems.append(f"findings.html: At a glance does not fit at 1300 px: {fit}")
+    finally:
+        context.close()
+    assert figures >= 13, figures
+    assert {f"{base}{name}.html" for name in docs} <= set(pages), sorted({f"{base}{n}.html" for n in docs} - set(pages))
+    assert not problems, problems

@@ -56,7 +56,7 @@ def test_the_stored_table_recomputes():
 def test_the_page_prints_the_per_comparison_summary():
     from gspo_lab.paths import repo_root
 
-    text = (repo_root() / "docs" / "findings.md").read_text()
+    text = (repo_root() / "docs" / "methods.md").read_text()
     assert "**Each comparison as its own population**" in text
     for row in cc.summary():
         assert "| " + " | ".join(str(c) for c in row) + " |" in text

@@ -189,6 +189,6 @@ def test_the_committed_story_and_glance_carry_the_same_words():
     assert "production-like" not in story.lower()
     assert "*A reading, not shown:*" in after and after.index("never zero") > after.index("*A reading, not shown:*")
     assert "collapsed where GRPO did not:" in after and "against GRPO 0/5" in after
-    glance = next(r for r in (docs / "findings.md").read_text().splitlines() if r.startswith("| **11."))
+    glance = next(r for r in (docs / "findings.md").read_text().splitlines() if r.startswith("| [**11."))
     assert "like GRPO: CISPO, SAPO" not in glance and "collapsed where GRPO did not" in glance
     assert not math.isnan(float(re.search(r"(\d\.\d)–\d\.\d× as far as GRPO", after).group(1)))

@@ -51,9 +51,8 @@ def test_templates_loop_but_never_decide():
 def test_every_template_is_used_and_every_section_rendered(computed):
     text = page.render(computed[0])
     assert "{{" not in text and "{%" not in text
-    used = {"macros.md", *page.PAGES.values()} | set(
-        __import__("re").findall(r'include "(\w+\.md)"', (page.TEMPLATES / "page.md").read_text())
-    )
+    included = "".join((page.TEMPLATES / t).read_text() for t in page.PAGES.values())
+    used = {"macros.md", *page.PAGES.values()} | set(__import__("re").findall(r'include "(\w+\.md)"', included))
     assert used == {p.name for p in page.TEMPLATES.glob("*.md")}
     for out, template in page.PAGES.items():
         text = page.render(computed[0], template)
@@ -151,7 +150,7 @@ def test_the_page_wide_robustness_agrees_with_every_declared_re_reading(computed
     [robust] / [fragile] must match the page-wide column's mark on the same verdict (gspo_lab/findings/robust.py)."""
     import re
 
-    text = page.render(computed[0])
+    text = "\n".join(page.render(computed[0], template) for template in page.PAGES.values())
     pairs = re.findall(r"(\(fragile\) )?\[(robust|fragile)\]", text)
     assert len(pairs) >= 20
     assert [sure for mark, sure in pairs if bool(mark) != (sure == "fragile")] == []

@@ -45,7 +45,7 @@ def test_the_story_and_the_recipe_carry_the_map_boundary_not_immunity(stability_
 def test_the_dose_readings_name_their_caps():
     """f2e.dose_trend read on 2e's caps and on finding 10's (caps 20 and 15 added later) printed different words for
     the MoE; each reading now names its caps, and the story prints both."""
-    story, findings = _page("story.md"), _page("findings.md")
+    story, findings = _page("story.md"), _page("f2_collapse.md")
     assert "over the caps none → 30 → 20 → 15 → 10 → 1:" in story
     assert "on its first caps, none → 30 → 10 → 1, before finding 10 added the others" in story
     assert "Late accuracy over the caps none → 30 → 10 → 1, by rule `f2e.dose_trend`" in findings
@@ -69,7 +69,7 @@ def test_only_a_rules_null_outcome_says_not_shown():
 def test_at_a_glance_row_2_sets_the_map_beside_its_cap_1_counts(stability_map):
     """Row 2's 'neither collapses with one' is this regime's 0/5; the map's cap-1 counts and its reading sit beside
     it, so the row cannot read as immunity."""
-    row = next(line for line in _page("findings.md").split("| **2. Collapse** |")[1:2])
+    row = next(line for line in _page("findings.md").split("| [**2. Collapse**](f2_collapse.md) |")[1:2])
     cap1 = next(x for x in stability_map if x["clip"] == "1")
     assert f"on the map at cap 1: GRPO {cap1['grpo']}, GSPO {cap1['gspo']}" in row
     assert f"on the map: {cap1['verdict'].label}" in row and "the map: post hoc" in row

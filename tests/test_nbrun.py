@@ -169,11 +169,12 @@ def test_book_shows_pages_claims_and_widget_frames_offline(tiny_run):
     report = (site / "report.html").read_text()  # the run report and claims dashboard: an appendix page
     assert "the papermill parameter reached the kernel" in report and 'class="gspo-pass"' in report
     assert "ValueError: &lt;boom&gt;" in report and 'class="gspo-fail"' in report
-    for href in ("notebooks/tiny.html", "findings.html", "glossary.html", "recipe.html", "report.html"):
+    for href in ("notebooks/tiny.html", "findings.html", "methods.html", "f1_clipping.html", "glossary.html",
+                 "recipe.html", "report.html"):  # fmt: skip
         assert f'href="{href}"' in index, href  # the table of contents
     assert "nested.half" in (site / "numbers.html").read_text()
     assert sorted(p.name for p in (site / "notebooks").glob("*.html")) == ["tiny.html"]  # no page for "broken"
-    assert 'src="_images/f1_clip_curves.png"' in (site / "findings.html").read_text()  # docs/figures/ came along
+    assert 'src="_images/f1_clip_curves.png"' in (site / "f1_clipping.html").read_text()  # docs/figures/ came along
     assert (site / "_images" / "f1_clip_curves.png").is_file()
 
     page = (site / "notebooks" / "tiny.html").read_text()

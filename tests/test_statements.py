@@ -14,12 +14,17 @@ from gspo_lab.findings.f10_why import SPECS
 from gspo_lab.findings.rules import RULES
 from gspo_lab.paths import data_dir, repo_root
 
-PAGE = repo_root() / "docs" / "findings.md"
+#: the findings pages (the overview, each finding's page, the methods page): what the statements below are read on
+FINDINGS_PAGES = (
+    "findings.md",
+    "methods.md",
+    *__import__("gspo_lab.findings.page").findings.page.FINDING_PAGES.values(),
+)
 
 
 @pytest.fixture(scope="module")
 def page() -> str:
-    return PAGE.read_text()
+    return "\n".join((repo_root() / "docs" / name).read_text() for name in FINDINGS_PAGES)
 
 
 def test_a_cell_called_re_run_has_a_stored_result_under_its_key(page):

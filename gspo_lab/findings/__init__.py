@@ -1,9 +1,10 @@
-"""The findings page: ``docs/findings.md`` generated from the stored results (``data/results/``), so the page cannot
-drift from the data.
+"""The findings pages: ``docs/findings.md`` (the overview), one page per finding (``docs/f1_clipping.md`` …),
+``docs/methods.md``, the story, glossary and recipe, generated from the stored results (``data/results/``), so no page
+can drift from the data.
 
-    python -m gspo_lab.findings            # regenerate docs/findings.md, its figures and docs/findings.lock.json
+    python -m gspo_lab.findings            # regenerate docs/*.md, their figures and docs/findings.lock.json
     python -m gspo_lab.findings --check    # exit 1 if the committed page or a figure's input data differ
-    python -m gspo_lab.findings --lint     # the referee lint over docs/*.md (text rules; not yet part of --check)
+    python -m gspo_lab.findings --lint     # the referee lint over docs/*.md (text rules; build and --check run it too)
 
 One module per finding (its declared rules, its numbers, its figure), the rules' machinery and shared thresholds in
 :mod:`~gspo_lab.findings.rules`, the prose in Markdown templates (``templates/``) that loop but never decide:

@@ -179,5 +179,5 @@ def _count(m: pd.DataFrame, arm: str, where: str) -> str:
     """``arm``'s collapsed k/n at rollout 120 on endpoint v2 (the page's), recorded for the referee lint."""
     g = m[m["arm_id"] == arm]
     k, n = int(g["collapsed"].sum()), len(g)
-    record(PrintedCount("findings.md", where, k, n, endpoint="v2"))
+    record(PrintedCount("f10_why.md", where, k, n, endpoint="v2"))
     return f"{k}/{n}"

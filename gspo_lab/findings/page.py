@@ -57,7 +57,13 @@ __all__ = [
 TEMPLATES = Path(__file__).parent / "templates"
 #: each generated page in docs/ -> its template: the story (the book's first page), the findings page, the glossary,
 #: the recipe — rendered from one context, so a number on the story is the number its section computes
-PAGES = {"story.md": "story.md", "findings.md": "page.md", "glossary.md": "glossary.md", "recipe.md": "recipe.md"}
+#: the findings, one page each (issue 36): the At a glance row numbers each page holds -> its page and template
+FINDING_PAGES = {("1",): "f1_clipping.md", ("2", "2b"): "f2_collapse.md", ("3",): "f3_volatility.md",
+                 ("4",): "f4_replay.md", ("5",): "f5_precision.md", ("6",): "f6_variance.md",
+                 ("7",): "f7_token_adv.md", ("8",): "f8_dense.md", ("9",): "f9_precursors.md", ("10",): "f10_why.md",
+                 ("11",): "f11_successors.md"}  # fmt: skip
+PAGES = {"story.md": "story.md", "findings.md": "page.md", "glossary.md": "glossary.md", "recipe.md": "recipe.md",
+         "methods.md": "methods.md", **{page: page for page in FINDING_PAGES.values()}}  # fmt: skip
 #: context name -> the section function that computes it: () -> (context, {figure name: (data, plot function)})
 SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f1": f1_clipping.section,
@@ -155,12 +161,20 @@ def compute() -> tuple[dict, dict]:
     context["story"], context["glance"] = headline.story(context), headline.glance(context)
     context["recipe"] = headline.recipe(context)
     keys = ("claim", "number", "verdict", "sure")
-    context["glance_rows"] = [[f"**{r['n']}. {r['title']}**", *(r[k] for k in keys)] for r in context["glance"]]
+    where = {n: page for ns, page in FINDING_PAGES.items() for n in ns}
+    context["glance_rows"] = [[f"[**{r['n']}. {r['title']}**]({where[r['n']]})", *(r[k] for k in keys)]
+                              for r in context["glance"]]  # fmt: skip
+    context["finding_pages"] = [{"page": page, "title": _title(page)} for page in FINDING_PAGES.values()]
     summaries = tuple(SummaryReads(f"{key}.md", key, tuple(dict.fromkeys(v.rule for v in _verdicts(context[key]))))
                       for key in ("story", "recipe"))  # fmt: skip
     # what the sections recorded printing, and the verdicts the story and recipe read: the referee lint's input
     context["facts"] = replace(collected[0], summaries=collected[0].summaries + summaries)
     return context, figures
+
+
+def _title(template: str) -> str:
+    """The first level-1 heading of a finding's template: the page's title."""
+    return next(line[2:].strip() for line in (TEMPLATES / template).read_text().splitlines() if line.startswith("# "))
 
 
 def _verdicts(tree) -> list:

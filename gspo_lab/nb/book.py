@@ -14,7 +14,8 @@
     book_src/numbers.md               appendix: each notebook's headline numbers and its papermill parameters
     book_src/notebooks/<name>.ipynb   each executed notebook, widget views replaced (3. below); pages are rendered
                                       from these outputs, never re-executed (``nb_execution_mode = "off"``)
-    book_src/findings.md, figures/    docs/findings.md and docs/figures/
+    book_src/findings.md, figures/    docs/findings.md (the overview: At a glance) and docs/figures/
+    book_src/f<N>_*.md, methods.md    each finding's own page, and the methods (intervals, robustness, provenance)
 
 Every page opens with the same line of links (:data:`NAV`): the story, the glossary, the recipe.
     book_src/_static/                 MathJax (2. below) and book.css
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gspo_lab.nb.frames import static_notebook
-from gspo_lab.nb.pages import DOCS_PAGES, NAV, index_page, numbers_page, report_page, with_nav
+from gspo_lab.nb.pages import DOCS_PAGES, NAV, finding_pages, index_page, numbers_page, report_page, with_nav
 from gspo_lab.paths import repo_root
 
 __all__ = ["Book", "NAV", "build_book", "write_source", "build_html", "main"]
@@ -51,6 +52,8 @@ CSS = """\
 .gspo-pass, .gspo-fail { color: #fff; padding: 0.05em 0.45em; border-radius: 0.3em; font-weight: 600; }
 .gspo-pass { background: #2e7d32; } .gspo-fail { background: #c62828; }
 .gspo-widget-note { border-left: 4px solid #1565c0; background: #e3f2fd; color: #0d47a1; padding: 0.3em 0.7em; }
+/* a table cell may break a long token (a series name, an interval) so At a glance fits a 1300 px window (issue 36) */
+.bd-article td, .bd-article th { overflow-wrap: anywhere; }
 """
 FAVICON = (
     '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="#1565c0"/></svg>\n'
@@ -137,7 +140,8 @@ def write_source(out_dir: Path, runs: list[dict]) -> Path:
             (src / "notebooks" / f"{run['name']}.ipynb").write_text(json.dumps(nb, indent=1), encoding="utf-8")
             pages.append(run["name"])
     docs = repo_root() / "docs"
-    for name in DOCS_PAGES:  # links to the story go to the book's index, which is the story
+    each = finding_pages(docs)
+    for name in (*DOCS_PAGES, *each):  # links to the story go to the book's index, which is the story
         text = (docs / name).read_text(encoding="utf-8").replace("](story.md)", "](index.md)")
         if name != "story.md":
             (src / name).write_text(with_nav(text), encoding="utf-8")
@@ -146,7 +150,7 @@ def write_source(out_dir: Path, runs: list[dict]) -> Path:
     (src / "_static" / "book.css").write_text(CSS)
     (src / "_static" / "favicon.svg").write_text(FAVICON)
     story = (docs / "story.md").read_text(encoding="utf-8").replace("](story.md)", "](index.md)")
-    (src / "index.md").write_text(index_page(story, pages), encoding="utf-8")  # the story links the others itself
+    (src / "index.md").write_text(index_page(story, pages, each), encoding="utf-8")  # the story links the others itself
     (src / "report.md").write_text(with_nav(report_page(out_dir, runs, pages)), encoding="utf-8")
     (src / "numbers.md").write_text(with_nav(numbers_page(runs)), encoding="utf-8")
     (src / "conf.py").write_text(CONF.format(title=f"gspo_lab · {out_dir.name}"))
