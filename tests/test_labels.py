@@ -73,3 +73,18 @@ def test_at_a_glance_row_2_sets_the_map_beside_its_cap_1_counts(stability_map):
     cap1 = next(x for x in stability_map if x["clip"] == "1")
     assert f"on the map at cap 1: GRPO {cap1['grpo']}, GSPO {cap1['gspo']}" in row
     assert f"on the map: {cap1['verdict'].label}" in row and "the map: post hoc" in row
+
+
+def test_the_story_leads_each_question_with_its_answer_and_names_the_regime():
+    """Issue 36 item 5: each question opens with its answer; question 4's 'GSPO ended lower' names its own setting,
+    not question 1's (where GSPO ended higher)."""
+    story = _page("story.md")
+    questions = re.findall(r"\*\*(\d)\. [^*]+\?\*\* (.{0,200})", story)
+    assert [n for n, _ in questions] == ["1", "2", "3", "4"]
+    lead = dict(questions)
+    assert lead["1"].startswith("*GRPO collapses") or lead["1"].startswith("*")  # the verdict, in italics
+    assert "→" in lead["2"].split("In detail")[0]  # the numbers, no cap → cap 1
+    assert lead["3"].startswith("At ten seeds: MoE *")
+    assert re.match(r"\d+× more tokens, and here \*GSPO ended", lead["4"])
+    assert "not question 1's regime" in story and "8-expert `sweep` MoE" in story
+    assert "toy MoE (`moe-sort`: 4 layers, 16 experts, top-2)" in story
