@@ -165,7 +165,7 @@ def glance(ctx: dict) -> list[dict]:
             "1",
             "Clipping fractions",
             "GSPO clips ~100× more tokens than GRPO yet learns better (§5.2)",
-            f"GSPO ÷ GRPO clipped tokens {num(f1['headline']['mean'])}× (by responses "
+            f"8-expert `sweep` MoE: GSPO ÷ GRPO clipped tokens {num(f1['headline']['mean'])}× (by responses "
             f"{num(f1['by_responses']['mean'])}×); accuracy GSPO − GRPO {f1['accuracy']['diff']}",
             f"{f1['verdict'].label}; {f1['accuracy']['verdict'].label}",
             f1["verdict"],
@@ -199,7 +199,7 @@ def glance(ctx: dict) -> list[dict]:
             "3",
             "Expert volatility",
             "~10 % of activated experts change after one update (§5.3)",
-            f"{ctx['f3']['moe']['min']}–{ctx['f3']['moe']['max']} of top-k sets change, lr "
+            f"`moe-sort`: {ctx['f3']['moe']['min']}–{ctx['f3']['moe']['max']} of top-k sets change, lr "
             f"{ctx['f3']['moe']['lr_min']}–{ctx['f3']['moe']['lr_max']}",
             ctx["f3"]["verdict"],
         ),
