@@ -35,7 +35,8 @@ FINDINGS = """# Findings
 | **2. Collapse** | GRPO 8/10, GSPO 0/10 | GRPO collapses where GSPO does not |
 | **10. Why** | MoE 2×2 at 10 seeds | mixed |
 
-Rules behind each row: 2 `x.ten`; 10 `y.ten`.
+[^r2]: Rules behind this row: `x.ten`.
+[^r10]: Rules behind this row: `y.ten`.
 
 ## How to read this page
 
@@ -278,12 +279,24 @@ def test_every_registered_rule_supersedes_only_registered_rules():
     assert {old for r in registered.values() for old in r.supersedes} <= set(registered)
 
 
-@pytest.mark.parametrize("where", ["glance", "together"])
+@pytest.mark.parametrize("where", ["glance", "together", "brief"])
 def test_superseded_catches_a_summary_reading_the_old_rule(where):
-    old, new = ("2 `x.ten`", "2 `x.five`, `x.ten`") if where == "glance" else ("(rule `y.ten`)", "(rule `y.five`)")
-    mutant = FINDINGS.replace(old, new) + "\nRead at ten seeds: rule `y.ten`.\n"
-    (problem,) = _only(lint({**BOOK, "findings.md": mutant}, rules=RULES), "superseded")
+    """At a glance's footnotes, a "Together" paragraph and a finding page's brief footnote (issue 36) are summaries:
+    one naming a superseded rule fails."""
+    book = dict(BOOK)
+    if where == "brief":
+        brief = "# 10. Why\n\n**Verdict: mixed.**[^rules10]\n\n[^rules10]: The rules behind this verdict: `y.five`.\n"
+        book["f10_why.md"] = brief
+        mutant = FINDINGS
+    else:
+        old, new = (("[^r2]: Rules behind this row: `x.ten`", "[^r2]: Rules behind this row: `x.five`, `x.ten`")
+                    if where == "glance" else ("(rule `y.ten`)", "(rule `y.five`)"))  # fmt: skip
+        assert old in FINDINGS
+        mutant = FINDINGS.replace(old, new) + "\nRead at ten seeds: rule `y.ten`.\n"
+    (problem,) = _only(lint({**book, "findings.md": mutant}, rules=RULES), "superseded")
     assert ("x.five" if where == "glance" else "y.five") in problem.why
+    assert problem.where.startswith({"glance": "At a glance row 2", "together": "Together", "brief": "brief of row 10"}[
+        where])  # fmt: skip
 
 
 def test_superseded_reads_facts():

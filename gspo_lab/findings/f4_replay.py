@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gspo_lab.findings.fmt import clip_label, mean_ci, num, summary
+import gspo_lab.findings.figures as figures
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
+from gspo_lab.findings.fmt import cap_name, clip_label, mean_ci, num, summary
 from gspo_lab.findings.rules import COLLAPSES_AT_LEAST, STABLE_AT_MOST, Rule, Verdict, collapse_class, register
 from gspo_lab.findings.tables import F2, FIRST, declared, spec
 
@@ -46,7 +48,7 @@ def section() -> tuple[dict, dict]:
     table = declared(spec(F2["moe"]), "confirm")
     table = table[table.objective == "grpo"]
     table = table.assign(clip=table["grad_clip"].map(clip_label))
-    rows, verdicts = [], []
+    rows, verdicts, items = [], [], []
     for clip, group in table.groupby("clip", sort=True):
         wide = group.pivot_table(index="seed", columns="routing_replay", values="eval_final", aggfunc="first").dropna()
         rate = {rr: f"{int(g['collapsed'].sum())}/{len(g)}" for rr, g in group.groupby("routing_replay")}
@@ -63,6 +65,8 @@ def section() -> tuple[dict, dict]:
                 f"[{num(diff.min()) if len(diff) else '—'}–{num(diff.max()) if len(diff) else '—'}]",
             ]
         )
+        if len(diff):
+            items.append((f"grad-norm cap {cap_name(clip)}", diff, DIFFERENCE))
         plain, r2 = group[~group.routing_replay.astype(bool)], group[group.routing_replay.astype(bool)]
         if len(plain) and len(r2):
             kp, kr = int(plain["collapsed"].sum()), int(r2["collapsed"].sum())
@@ -72,4 +76,5 @@ def section() -> tuple[dict, dict]:
     wall = table.pivot_table(index=["seed", "clip"], columns="routing_replay", values="wall_s", aggfunc="first")
     ratio = (wall[True] / wall[False]).dropna().tolist()
     cost = {"mean": num(sum(ratio) / len(ratio)), "pairs": len(ratio), "min": num(min(ratio)), "max": num(max(ratio))}
-    return {"rows": rows, "verdicts": verdicts, "cost": cost, "spec": F2["moe"]}, {}
+    figure = figures.per_seed(items, "final held-out accuracy, GRPO + R2 − GRPO (paired by seed)")
+    return {"rows": rows, "verdicts": verdicts, "cost": cost, "spec": F2["moe"]}, {"f4_replay": figure}

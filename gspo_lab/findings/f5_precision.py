@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+import gspo_lab.findings.figures as figures
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import interval_sign, paired_diff
@@ -270,4 +271,7 @@ def confirm_section() -> tuple[dict, dict]:
         "pooled": claim_verdict(pooled["grpo"], pooled["gspo"], 2 * len(s.confirm_seeds)),
         "pooled_diff": {o: diff_cell(d) for o, d in pooled.items()},
     }
-    return ctx, {}
+    items = [(f"{o.upper()}, all {len(d)} seeds", d, DIFFERENCE) for o, d in pooled.items()]
+    return ctx, {
+        "f5_precision": figures.per_seed(items, "final held-out accuracy, bf16 sampler's log-probs − recomputed")
+    }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+import gspo_lab.findings.figures as figures
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import paired_diff, seed_interval
 from gspo_lab.experiments.store import finished
@@ -98,14 +99,15 @@ def section() -> tuple[dict, dict]:
         )
     c = spec(CONFIRM_SPEC)
     fresh = _arms(finished(c, "confirm"))
-    confirm = []
+    confirm, items = [], []
     for arm_id in ("gspo_token λ=0.5", "gspo_token λ=1"):
         d = paired_diff(fresh, arm_id, BASE, "eval_final")
         confirm.append({"lam": arm_id.split("=")[1], "verdict": confirm_verdict(d), "diff": diff_cell(d)})
+        items.append((f"λ = {arm_id.split('=')[1]}, fresh seeds", d, DIFFERENCE))
     return {
         "progress": progress(s),
         "rows": rows,
         "verdicts": verdicts,
         "confirm": confirm,
         "confirm_progress": progress(c),
-    }, {}
+    }, {"f7_token_adv": figures.per_seed(items, "final held-out accuracy, GSPO-token − GSPO (paired by seed)")}

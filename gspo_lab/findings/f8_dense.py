@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+import gspo_lab.findings.figures as figures
 from gspo_lab.experiments.store import finished
 from gspo_lab.findings.f2_spikes import spikes
 from gspo_lab.findings.fmt import clip_label, num
@@ -62,4 +63,7 @@ def section() -> tuple[dict, dict]:
         "spikes": spikes_verdict(moe, dense),
         "spikes_medians": {"moe": num(moe.median()), "dense": num(dense.median())},
     }
-    return ctx, {}
+    by = {(c["model"], c["objective"]): (c["k"], c["n"]) for c in collapse}
+    items = [(model, *by[model, "GRPO"], *by[model, "GSPO"]) for model in ("MoE", "dense")]
+    xlabel = "share of runs that collapsed (Wilson 95 % interval), no grad-norm cap"
+    return ctx, {"f8_dense": figures.rates(items, ("GRPO", "GSPO"), xlabel, ("tab:red", "tab:blue"))}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
+import gspo_lab.findings.figures as figures
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.store import load_result, result_path
 from gspo_lab.findings.fmt import num
@@ -143,6 +144,7 @@ def _scored(runs: list[dict], rules, rule: Rule, level: float = 0.95) -> dict:
         "rows": _rows(table, True, rule) if runs else [],
         "verdicts": verdicts,
         "warns": [v["signal"] for v in verdicts if v["verdict"].outcome == "warns"],
+        "items": [(r.signal, r.warned, r.collapsing, r.false_alarms, r.stable) for r in table.itertuples()],
     }
 
 
@@ -187,4 +189,6 @@ def section() -> tuple[dict, dict]:
         "later_stable": second["stable"],
         "v2": version_two(rules),
     }
-    return ctx, {}
+    figure = figures.rates(second.pop("items"), ("collapsing runs it warned ahead", "stable runs it fired in"),
+                           f"share of runs (Wilson 95 % interval), the {second['runs']} later runs")  # fmt: skip
+    return ctx, {"f9_skill": figure}

@@ -14,8 +14,8 @@ behind a count, the rules behind a summary), some both; without facts the facts-
                                         its clause, else its row's; robustness clauses skipped); facts: the label
                                         beside an interval whose >= 5 per-seed values all lie on one side of its null
     superseded                 both     a summary reading rule X while a rule read in the book declares
-                                        ``supersedes=(X, ...)``; text: At a glance's "Rules behind each row" and
-                                        "**Together**" paragraphs name their rules, and a rule is "read" when a page
+                                        ``supersedes=(X, ...)``; text: At a glance's and each brief's rule footnotes
+                                        and "**Together**" paragraphs name their rules, and a rule is "read" when a page
                                         names it in backticks; facts: the verdicts the story and recipe print
     endpoint                   facts    a collapse count computed on another endpoint than the page declares, unless
                                         its printed text names that endpoint (a deliberate side-by-side, as in 2f)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 import gspo_lab.findings.bookkeeping as bookkeeping
+import gspo_lab.findings.brief as brief
 import gspo_lab.findings.f1_clipping as f1_clipping
 import gspo_lab.findings.f2_candidate as f2_candidate
 import gspo_lab.findings.f2_collapse as f2_collapse
@@ -160,10 +161,8 @@ def compute() -> tuple[dict, dict]:
     context["robust"] = robust.summary(checked)
     context["story"], context["glance"] = headline.story(context), headline.glance(context)
     context["recipe"] = headline.recipe(context)
-    keys = ("claim", "number", "verdict", "sure")
     where = {n: page for ns, page in FINDING_PAGES.items() for n in ns}
-    context["glance_rows"] = [[f"[**{r['n']}. {r['title']}**]({where[r['n']]})", *(r[k] for k in keys)]
-                              for r in context["glance"]]  # fmt: skip
+    context.update(brief.context(context["glance"], where, FINDING_PAGES))  # At a glance; each page's opening
     context["finding_pages"] = [{"page": page, "title": _title(page)} for page in FINDING_PAGES.values()]
     summaries = tuple(SummaryReads(f"{key}.md", key, tuple(dict.fromkeys(v.rule for v in _verdicts(context[key]))))
                       for key in ("story", "recipe"))  # fmt: skip

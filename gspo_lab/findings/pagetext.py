@@ -7,8 +7,8 @@ things "sit together" when they are in one unit. The page's printed forms, read 
                  paired interval: ``(n = 5; 5/5 > 0)`` (k of n seeds in the majority direction; ``> 1`` / ``< 1``
                  for a ratio). A Wilson count ``4/5 [0.376, 0.964]`` is not an interval of a mean and is skipped.
     definition   a term in bold (``**…**``) on the glossary page
-    summary      the At a glance table's "Rules behind each row" paragraph and a "**Together**" paragraph: the rule
-                 names (in backticks) each one reads
+    summary      At a glance's rule footnotes, a finding page's brief footnote and a "**Together**" paragraph: the
+                 rule names (in backticks) each one reads
 
 Sentences are split at ``.``/``!``/``?`` followed by white space and a capital, ``*``, ``(`` or ``[`` (a decimal
 point is never followed by a space, so numbers survive; "e.g. X" splits early, which only makes a unit smaller).
@@ -200,11 +200,15 @@ def bold_terms(glossary: str) -> str:
 
 
 _RULE_NAME = re.compile(r"`([a-z0-9_]+\.[a-z0-9_]+)`")
+#: a footnote naming the rules behind a summary: At a glance's ``[^r2b]: Rules behind this row: …`` and a finding
+#: page's ``[^rules2b]: The rules behind this verdict: …`` (gspo_lab/findings/brief.py)
+_RULE_NOTE = re.compile(r"^\[\^(rules|r)(\w+)\]: (?:Rules behind this row|The rules behind this verdict): (.*)$", re.M)
 
 
 def summaries(text: str) -> list[tuple[str, int, tuple[str, ...]]]:
-    """The summaries on ``text`` that name the rules they read: each At a glance row (from "Rules behind each row")
-    and each "**Together**" paragraph, as (where, line, rule names)."""
+    """The summaries on ``text`` that name the rules they read: each At a glance row (from its footnote, or an older
+    page's "Rules behind each row"), each finding page's brief (its footnote) and each "**Together**" paragraph, as
+    (where, line, rule names)."""
     out = []
     first, glance = section(text, "At a glance")
     m = re.search(r"Rules behind each row.*?:(.*?)(?:\n\s*\n|$)", glance, flags=re.S)
@@ -215,6 +219,9 @@ def summaries(text: str) -> list[tuple[str, int, tuple[str, ...]]]:
             names = tuple(_RULE_NAME.findall(part))
             if row and names:
                 out.append((f"At a glance row {row.group(1)}", line, names))
+    for m in _RULE_NOTE.finditer(text):  # At a glance's footnotes, and each finding page's brief (issue 36)
+        where = ("At a glance row " if m.group(1) == "r" else "brief of row ") + m.group(2)
+        out.append((where, text[: m.start()].count("\n") + 1, tuple(_RULE_NAME.findall(m.group(3)))))
     for m in re.finditer(r"^\*\*Together\*\*(.*?)(?:\n\s*\n|$)", text, flags=re.M | re.S):
         names = tuple(_RULE_NAME.findall(m.group(1)))
         if names:
