@@ -325,7 +325,7 @@ def plot_live(runs: dict, title: str = "") -> Figure:
 def plot_stability(table: pd.DataFrame) -> Figure:
     """Heat maps over (lr, M): one column per objective, and per grad-clip level two rows — the collapsed fraction and
     the late held-out accuracy. ``table``: one row per (clip, lr, minibatches, objective) with n, k, late_acc,
-    search_only (:func:`gspo_lab.findings.f2_search.stability_table`); a cell reads "k/n" (an "s" marks search seeds
+    search_only (:func:`gspo_lab.findings.f2.search.stability_table`); a cell reads "k/n" (an "s" marks search seeds
     only) and its accuracy. Two columns, so the cells' text stays readable at a book page's width."""
     clips = sorted(set(table["clip"]), key=lambda c: c != "off")
     objectives = sorted(set(table["objective"]))

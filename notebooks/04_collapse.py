@@ -94,7 +94,7 @@ live_panel.widget
 # %%
 import pandas as pd
 
-from gspo_lab.findings.f2_search import stability_table
+from gspo_lab.findings.f2.search import stability_table
 from gspo_lab.findings.tables import dose_table
 from gspo_lab.plots import plot_dose, plot_stability
 
@@ -112,9 +112,9 @@ display(plot_dose(dose))
 # The verdicts, from the findings page's rules (finding 2 and its re-measurement, 2f):
 
 # %%
-from gspo_lab.findings.f2_collapse import section as collapse_section
-from gspo_lab.findings.f2_late import context as late_context
-from gspo_lab.findings.f4_replay import section as replay_section
+from gspo_lab.findings.f2.collapse import section as collapse_section
+from gspo_lab.findings.f2.late import context as late_context
+from gspo_lab.findings.f4.replay import section as replay_section
 
 collapse, _ = collapse_section()
 for v in collapse["verdicts"]:
@@ -150,7 +150,7 @@ arm_panel.widget
 # were not chosen on. Finding 9 of the page, with its rule.
 
 # %%
-from gspo_lab.findings.f9_precursors import section as precursor_section
+from gspo_lab.findings.f9.precursors import section as precursor_section
 
 precursors, _ = precursor_section()
 columns = ["signal", "factor", "warned ≥ 5 ahead", "false alarms", "median lead"]
@@ -167,7 +167,7 @@ display(pd.DataFrame(precursors["held_rows"], columns=[*columns, "verdict (f9.sk
 # norm does. The verdicts are the page's rules; cells still running show as pending.
 
 # %%
-from gspo_lab.findings.f10_runs import section as why_section
+from gspo_lab.findings.f10.runs import section as why_section
 
 why, why_figures = why_section()
 two_by_two, plot_two_by_two = why_figures["f10_two_by_two"]  # the page's figure: its data and its plot function

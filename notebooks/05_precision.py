@@ -120,7 +120,7 @@ corr
 # recomputed, 5 seeds, then the same grid on 5 fresh seeds. The verdicts are the findings page's rules.
 
 # %%
-from gspo_lab.findings.f5_precision import confirm_section, train_section
+from gspo_lab.findings.f5.precision import confirm_section, train_section
 
 train, _ = train_section()
 display(pd.DataFrame(train["rows"], columns=["objective", "π_old", "clip range", "seeds", "clipped k = 0",

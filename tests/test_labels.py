@@ -21,7 +21,7 @@ def _page(name: str) -> str:
 @pytest.fixture(scope="module")
 def stability_map():
     from gspo_lab.experiments.store import cached
-    from gspo_lab.findings.f2_search import map_section
+    from gspo_lab.findings.f2.search import map_section
 
     with cached():
         return map_section()[0]["summary"]

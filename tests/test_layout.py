@@ -88,7 +88,7 @@ def test_rig_findings_and_notebook_modules_stay_small():
     """The one-purpose packages keep files of about 300 lines at most (STYLE 21)."""
     sizes = {str(p.relative_to(PKG)): len(p.read_text().splitlines()) for d in ("experiments", "findings", "nb",
              "objectives", "widgets")
-             for p in (PKG / d).glob("*.py")}  # fmt: skip
+             for p in (PKG / d).rglob("*.py")}  # fmt: skip
     assert {k: v for k, v in sizes.items() if v > 300} == {}
 
 

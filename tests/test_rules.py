@@ -13,30 +13,30 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import gspo_lab.findings.f1_clipping as f1
-import gspo_lab.findings.f2_candidate as f2c
-import gspo_lab.findings.f2_collapse as f2
-import gspo_lab.findings.f2_late as f2late
-import gspo_lab.findings.f2_mechanism as f2e
-import gspo_lab.findings.f2_remeasure as f2f
-import gspo_lab.findings.f2_search as f2s
-import gspo_lab.findings.f2_ten as f2t
-import gspo_lab.findings.f3_volatility as f3
-import gspo_lab.findings.f4_replay as f4
-import gspo_lab.findings.f5_precision as f5
-import gspo_lab.findings.f6_variance as f6
-import gspo_lab.findings.f7_token_adv as f7
-import gspo_lab.findings.f8_dense as f8
-import gspo_lab.findings.f9_precursors as f9
-import gspo_lab.findings.f10_adam as f10w
-import gspo_lab.findings.f10_branch as f10z
-import gspo_lab.findings.f10_dual as f10v
-import gspo_lab.findings.f10_revert as f10r
-import gspo_lab.findings.f10_sgd as f10y
-import gspo_lab.findings.f10_ten as f10t
-import gspo_lab.findings.f10_why as f10
-import gspo_lab.findings.f11_corrections as f11c
-import gspo_lab.findings.f11_successors as f11
+import gspo_lab.findings.f1.clipping as f1
+import gspo_lab.findings.f2.candidate as f2c
+import gspo_lab.findings.f2.collapse as f2
+import gspo_lab.findings.f2.late as f2late
+import gspo_lab.findings.f2.mechanism as f2e
+import gspo_lab.findings.f2.remeasure as f2f
+import gspo_lab.findings.f2.search as f2s
+import gspo_lab.findings.f2.ten as f2t
+import gspo_lab.findings.f3.volatility as f3
+import gspo_lab.findings.f4.replay as f4
+import gspo_lab.findings.f5.precision as f5
+import gspo_lab.findings.f6.variance as f6
+import gspo_lab.findings.f7.token_adv as f7
+import gspo_lab.findings.f8.dense as f8
+import gspo_lab.findings.f9.precursors as f9
+import gspo_lab.findings.f10.adam as f10w
+import gspo_lab.findings.f10.branch as f10z
+import gspo_lab.findings.f10.dual as f10v
+import gspo_lab.findings.f10.revert as f10r
+import gspo_lab.findings.f10.sgd as f10y
+import gspo_lab.findings.f10.ten as f10t
+import gspo_lab.findings.f10.why as f10
+import gspo_lab.findings.f11.corrections as f11c
+import gspo_lab.findings.f11.successors as f11
 import gspo_lab.findings.page  # noqa: F401  (imports every finding, so RULES is complete)
 import gspo_lab.findings.rules as rules
 
@@ -651,7 +651,7 @@ def test_f11_robustness_lists_every_rereading_that_changes_the_verdict():
 
 def test_f10v_pools_the_cap_alone_arms_each_seed_set_declares():
     """Seeds 10-14: finding 2's stored cap-alone arm; 60-64: f10v's cap-30 arm, and at cap 10 f10u's SHRINK arm."""
-    from gspo_lab.findings.f10_why import SPECS
+    from gspo_lab.findings.f10.why import SPECS
 
     rows = []
     for seed, source in [(10, SPECS["onset"]), (60, f10v.SPEC)]:
@@ -687,7 +687,7 @@ def test_f10v_pools_the_cap_alone_arms_each_seed_set_declares():
 
 def test_the_sgd_lr_rule_picks_the_best_mean_and_the_smaller_lr_on_a_tie():
     """f10x_sgd_lr_search's declared lr rule (a choice for stage 2, not a verdict)."""
-    from gspo_lab.findings.f10_sgd import pick_lr
+    from gspo_lab.findings.f10.sgd import pick_lr
 
     runs = pd.DataFrame({"lr": [0.001, 0.001, 0.004, 0.004, 0.008], "late_acc": [0.2, 0.4, 0.5, 0.3, 0.1]})
     assert pick_lr(runs) == 0.004  # 0.4 beats 0.3 and 0.1

@@ -7,10 +7,12 @@ import re
 
 import pytest
 
+import gspo_lab.findings.f9.precursors as f9_precursors
+import gspo_lab.findings.f10.runs as f10_runs
 from gspo_lab.experiments.spec import cells, spec_named
 from gspo_lab.experiments.store import result_path, results_root, stored_files
-from gspo_lab.findings import bookkeeping, f9_precursors, f10_runs
-from gspo_lab.findings.f10_why import SPECS
+from gspo_lab.findings import bookkeeping
+from gspo_lab.findings.f10.why import SPECS
 from gspo_lab.findings.rules import RULES
 from gspo_lab.paths import data_dir, repo_root
 

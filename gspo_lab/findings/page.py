@@ -19,32 +19,34 @@ import pandas as pd
 
 import gspo_lab.findings.bookkeeping as bookkeeping
 import gspo_lab.findings.brief as brief
-import gspo_lab.findings.f1_clipping as f1_clipping
-import gspo_lab.findings.f2_candidate as f2_candidate
-import gspo_lab.findings.f2_collapse as f2_collapse
-import gspo_lab.findings.f2_late as f2_late
-import gspo_lab.findings.f2_mechanism as f2_mechanism
-import gspo_lab.findings.f2_remeasure as f2_remeasure
-import gspo_lab.findings.f2_search as f2_search
-import gspo_lab.findings.f2_spikes as f2_spikes
-import gspo_lab.findings.f2_ten as f2_ten
-import gspo_lab.findings.f3_volatility as f3_volatility
-import gspo_lab.findings.f4_replay as f4_replay
-import gspo_lab.findings.f5_precision as f5_precision
-import gspo_lab.findings.f6_variance as f6_variance
-import gspo_lab.findings.f7_token_adv as f7_token_adv
-import gspo_lab.findings.f8_dense as f8_dense
-import gspo_lab.findings.f9_precursors as f9_precursors
-import gspo_lab.findings.f10_runs as f10_runs
-import gspo_lab.findings.f11_corrections as f11_corrections
-import gspo_lab.findings.f11_successors as f11_successors
+import gspo_lab.findings.f1.clipping as f1_clipping
+import gspo_lab.findings.f2.candidate as f2_candidate
+import gspo_lab.findings.f2.collapse as f2_collapse
+import gspo_lab.findings.f2.late as f2_late
+import gspo_lab.findings.f2.mechanism as f2_mechanism
+import gspo_lab.findings.f2.remeasure as f2_remeasure
+import gspo_lab.findings.f2.search as f2_search
+import gspo_lab.findings.f2.spikes as f2_spikes
+import gspo_lab.findings.f2.ten as f2_ten
+import gspo_lab.findings.f3.volatility as f3_volatility
+import gspo_lab.findings.f4.replay as f4_replay
+import gspo_lab.findings.f5.precision as f5_precision
+import gspo_lab.findings.f6.variance as f6_variance
+import gspo_lab.findings.f7.token_adv as f7_token_adv
+import gspo_lab.findings.f8.dense as f8_dense
+import gspo_lab.findings.f9.precursors as f9_precursors
+import gspo_lab.findings.f10.runs as f10_runs
+import gspo_lab.findings.f11.corrections as f11_corrections
+import gspo_lab.findings.f11.successors as f11_successors
 import gspo_lab.findings.headline as headline
+import gspo_lab.findings.methods as methods
 from gspo_lab.findings.fmt import FILTERS
 from gspo_lab.paths import repo_root
 
 __all__ = [
     "SECTIONS",
     "TEMPLATES",
+    "template_files",
     "PAGES",
     "rule_markers",
     "compute",
@@ -55,16 +57,26 @@ __all__ = [
     "knob_map",
 ]
 
-TEMPLATES = Path(__file__).parent / "templates"
-#: each generated page in docs/ -> its template: the story (the book's first page), the findings page, the glossary,
-#: the recipe — rendered from one context, so a number on the story is the number its section computes
-#: the findings, one page each (issue 36): the At a glance row numbers each page holds -> its page and template
+HERE = Path(__file__).parent
+#: the book's shared templates (the story, the overview, the glossary, the recipe, methods, macros); each finding's own
+#: template sits in its room beside its modules, ``f2/f2_collapse.md`` (issue 36, item 6)
+TEMPLATES = HERE / "templates"
+#: the findings, one page each (issue 36): the At a glance row numbers each page holds -> its page (and template)
 FINDING_PAGES = {("1",): "f1_clipping.md", ("2", "2b"): "f2_collapse.md", ("3",): "f3_volatility.md",
                  ("4",): "f4_replay.md", ("5",): "f5_precision.md", ("6",): "f6_variance.md",
                  ("7",): "f7_token_adv.md", ("8",): "f8_dense.md", ("9",): "f9_precursors.md", ("10",): "f10_why.md",
                  ("11",): "f11_successors.md"}  # fmt: skip
+#: each generated page in docs/ -> its template (a name under TEMPLATES, or ``fN/<page>`` under HERE), rendered from
+#: one context, so a number on the story is the number its section computes
 PAGES = {"story.md": "story.md", "findings.md": "page.md", "glossary.md": "glossary.md", "recipe.md": "recipe.md",
-         "methods.md": "methods.md", **{page: page for page in FINDING_PAGES.values()}}  # fmt: skip
+         "methods.md": "methods.md", **{p: f"{p.split('_')[0]}/{p}" for p in FINDING_PAGES.values()}}  # fmt: skip
+
+
+def template_files() -> list[Path]:
+    """Every template: the shared ones and each finding room's."""
+    return sorted(TEMPLATES.glob("*.md")) + sorted(HERE.glob("f*/*.md"))
+
+
 #: context name -> the section function that computes it: () -> (context, {figure name: (data, plot function)})
 SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f1": f1_clipping.section,
@@ -157,7 +169,7 @@ def compute() -> tuple[dict, dict]:
     for name, (ctx, figs) in outputs.items():
         context[name] = ctx
         figures.update(figs)
-    context["stats"] = stats_section(rows)
+    context["stats"] = methods.stats_section(rows)
     context["robust"] = robust.summary(checked)
     context["story"], context["glance"] = headline.story(context), headline.glance(context)
     context["recipe"] = headline.recipe(context)
@@ -173,7 +185,7 @@ def compute() -> tuple[dict, dict]:
 
 def _title(template: str) -> str:
     """The first level-1 heading of a finding's template: the page's title."""
-    return next(line[2:].strip() for line in (TEMPLATES / template).read_text().splitlines() if line.startswith("# "))
+    return next(line[2:].strip() for line in (HERE / PAGES[template]).read_text().splitlines() if line.startswith("# "))
 
 
 def _verdicts(tree) -> list:
@@ -186,45 +198,6 @@ def _verdicts(tree) -> list:
     return [v for item in items for v in _verdicts(item)]
 
 
-def stats_section(rows: list[dict]) -> dict:
-    """Stats version 4: the interval study behind the page's interval (its stored table, data/interval_study.csv,
-    and the declared rule that picks from it), and the verdicts that moved from version 3's bootstrap-t."""
-    from gspo_lab.experiments import comparison_coverage
-    from gspo_lab.experiments import interval_study as study
-    from gspo_lab.experiments.stats import PAGE_INTERVAL, STATS_VERSION
-    from gspo_lab.findings.reread import T_DECLARED_SPECS
-    from gspo_lab.findings.rules import RULES
-
-    table = study.stored()
-    choice = study.choose(table)
-    if choice.method != PAGE_INTERVAL:  # the page's interval is the rule's pick, or the build stops
-        raise RuntimeError(f"the interval study's rule picks {choice.method!r}, the page uses {PAGE_INTERVAL!r}")
-    wide = study.wide(table)
-    label = lambda rule, key: RULES[rule].outcomes.get(key, key)  # noqa: E731
-    changed = [[f"`{r['rule']}`", w or f"reading {i + 1}", label(r["rule"], a), label(r["rule"], b)]
-               for r in rows for i, w, a, b in r["changed"]]  # fmt: skip
-    inputs = study.summarise(table)
-    return {
-        "version": STATS_VERSION,
-        "interval": PAGE_INTERVAL.replace("_", " "),
-        "methods": [m.replace("_", " ") for m in wide.columns],
-        "study": [
-            [group, pop, n, *row] for (group, pop, n), row in zip(wide.index, wide.to_numpy().tolist(), strict=True)
-        ],
-        "inputs": [
-            [m.replace("_", " "), f"{r.min_coverage:.3f}", f"{r.max_leaves:.1%}", f"{r.power:.3f}", f"{r.width:.3f}"]
-            for m, r in inputs.iterrows()
-        ],  # fmt: skip
-        "outcome": choice.outcome,
-        "passing": [m.replace("_", " ") for m in choice.passing],
-        "floor": study.COVERAGE_FLOOR,
-        "t_specs": list(T_DECLARED_SPECS),
-        "changed": changed,
-        "read": sum(r["read"] for r in rows),
-        "per_comparison": comparison_coverage.summary(),
-    }
-
-
 def render(context: dict, template: str = "page.md") -> str:
     """``template`` (default: the findings page) rendered with every section's ``context``."""
     import jinja2
@@ -232,7 +205,7 @@ def render(context: dict, template: str = "page.md") -> str:
     from gspo_lab.equations import eq
 
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        loader=jinja2.FileSystemLoader([TEMPLATES, HERE]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
