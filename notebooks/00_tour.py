@@ -82,6 +82,14 @@ display(plot_objective_table(off_policy.drop(index="gspo_token"), keys[1:5], tit
 off_policy[keys]
 
 # %% [markdown]
+# *Figure 1.* One rollout batch of `moe-sort` (4 layers, 16 experts, top-2, ~2 M weights; 16 prompts × 8 responses by
+# default) after one GRPO update on its first minibatch, one bar per objective, GRPO (red) and GSPO (blue; GSPO-token
+# equals it and is left out): the clipped-token and clipped-response fractions, the largest |token log-ratio| and the
+# largest |sequence log-ratio $\log s_i$| — the last two are properties of the batch, the same for both bars. What to
+# see: GSPO clips far more tokens than GRPO (first panel) although its sequence log-ratios (last panel) are far smaller
+# than the token log-ratios GRPO clips (third): GSPO's band is ~700× narrower.
+
+# %% [markdown]
 # ## What to take away
 
 # %% jupyter={"source_hidden": true}

@@ -80,12 +80,25 @@ display(fig)
 print(text)
 
 # %% [markdown]
+# *Figure 1.* Histograms of the log importance ratios of the longest probe batch (L = 20 by default) after k = `updates`
+# (3 by default) GRPO updates taken on a `moe-sort` (4 layers, 16 experts, top-2, ~2 M weights) batch of L = 12: left
+# every token's $\log w_{i,t}$ (counts on a symlog scale), middle GSPO's $\log s_i$ (one per response), right the summed
+# $\sum_t \log w_{i,t}$; each panel's title gives its std and largest |·|. What to see: the x-axes — GSPO's $\log s_i$
+# stays in a far narrower range than the token log-ratios and their sum.
+
+# %% [markdown]
 # Drag the sliders: response length (probe $L$) and the update index $k$. The plain call above is this panel's
 # twin — the same function the slider calls.
 
 # %%
 panel = RatioPanel(trace)
 panel.widget
+
+# %% [markdown]
+# *Figure 2.* Figure 1 as a control: sliders for the probe length L (the values of `probe_lengths`) and the update index
+# k (1 to `updates`); the readout under the plot gives the three stds. What to see: at the defaults it draws Figure 1;
+# compare how the summed log-ratio (right) widens from a short probe to a long one with how GSPO's $\log s_i$ (middle)
+# does.
 
 # %% [markdown]
 # ## 2. Variance against response length
@@ -103,6 +116,13 @@ prefix = prefix_ratio_variance(trace.probes[longest], updates)
 growth = variance_growth(trace.probes[longest], updates, n_from=4)
 print(growth)
 prefix.round(5)
+
+# %% [markdown]
+# *Figure 3.* The variance across responses of the summed log-ratio $\sum_{t\le n}\log w$ (grey) and of GSPO's
+# length-normalised mean $\frac{1}{n}\sum_{t\le n}\log w$ (blue), the longest probe's responses (L = 20 by default) cut
+# to their first n tokens, after k = `updates` updates (log scale). What to see: the grey curve keeps rising with n
+# while the blue one does not — token noise adds up in the sum and averages out in the mean (`sum_growth` above takes
+# out the position effect of the near-deterministic first tokens).
 
 # %% [markdown]
 # Across the probe batches (different problem sizes, same updated policy):

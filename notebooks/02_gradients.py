@@ -74,9 +74,21 @@ fig, text = grad_view(trace, longest, updates)
 display(fig)
 print(text)
 
+# %% [markdown]
+# *Figure 1.* Per-token gradient weights of the longest probe batch (L = 16 by default) after k = `updates` (3 by
+# default) GRPO updates taken on a `moe-sort` (4 layers, 16 experts, top-2, ~2 M weights) batch of L = 12: one row per
+# response, one column per token, the colour the weight divided by $\hat A_i/|y_i|$ — $w_{i,t}$ for GRPO (left), $s_i$
+# for GSPO (right), each with its paper ε; 0 (dark blue) is clipped, grey is padding or $\hat A_i = 0$. What to see:
+# GRPO's colour changes along a row, GSPO's rows are one colour each (0 for a whole clipped response).
+
 # %%
 panel = TracePanel(trace, view=grad_view, name="grad")
 panel.widget
+
+# %% [markdown]
+# *Figure 2.* Figure 1 as a control: sliders for the probe length L (the values of `probe_lengths`) and the update index
+# k (1 to `updates`); the readout gives each objective's mean within-response std of the weights. What to see: at the
+# defaults it draws Figure 1; at any L and k GSPO's within-response std stays 0 while GRPO's does not.
 
 # %% [markdown]
 # Clipping shapes the weights by the sign of $\hat A$: for $\hat A>0$ a token ratio above $1+\varepsilon_{high}$ gets
@@ -99,6 +111,13 @@ display(profiles["grpo"].round(4), profiles["gspo"].round(4))
 variance = staleness_noise(trace, range(updates + 1), draws=draws, minibatch=minibatch, **UNCLIPPED)
 display(plot_gradient_variance(variance, title=f"training batch L = {train_length}, {draws} minibatch draws"))
 variance.round(4)
+
+# %% [markdown]
+# *Figure 3.* The relative variance $E\|g-\bar g\|^2/\|\bar g\|^2$ of a random minibatch's gradient (`draws` minibatches
+# of `minibatch` rows of the L = 12 training batch, clipping off) against the update index k: left GRPO (red) and GSPO
+# (blue), right their ratio GRPO ÷ GSPO with its 5-95 % bootstrap interval over the draws (dashed: 1). What to see: at
+# k = 0 the two coincide (ratio 1); whether the ratio's interval clears 1 at k ≥ 1 — on one rollout batch it often does
+# not, which is why finding 6 reads 5 seeds and three lengths.
 
 # %% [markdown]
 # ## 3. GSPO-token ≡ GSPO — until advantages differ per token

@@ -65,6 +65,14 @@ print(f"this run: GSPO clips {summary.loc['gspo', 'clip/token_frac'] / summary.l
 summary
 
 # %% [markdown]
+# *Figure 1.* Short live runs of GRPO (red) and GSPO (blue) from the same `moe-sort` cold start (4 layers, 16 experts,
+# top-2, ~2 M weights), each with its paper ε, `rollouts` RL steps (6 by default) of 4 updates each: left the
+# clipped-token fraction per rollout (the mean of its off-policy updates k ≥ 1; log scale), middle the mean reward per
+# rollout, right both clip units over the run (tokens, responses; log scale). What to see: the gap between the two
+# clipped-token lines — the run's GSPO ÷ GRPO factor is printed above (the claim: at least 10×); counted by responses
+# (right) the gap is smaller.
+
+# %% [markdown]
 # ## 2. Two units, two library conventions
 # `clip/token_frac` counts tokens, a clipped GSPO response counting all its tokens (the paper's Fig. 2, verl's
 # `pg_clipfrac`). `clip/seq_frac` counts responses (TRL's sequence-level `clip_ratio/*`; for GRPO a response counts
@@ -89,6 +97,14 @@ display(fig)
 print(text)
 
 # %% [markdown]
+# *Figures 2 and 3.* What-if clip fractions on the stored ratios of Figure 1's runs at each objective's paper ε — GSPO
+# at (3e-4, 4e-4) in Figure 2, GRPO at (0.2, 0.27) in Figure 3: left per optimizer step of the stored run, tokens
+# (solid) and responses (dashed); right the fraction over the updates k ≥ 1 with the band scaled ×0.1 to ×10 (log
+# scale), the dotted line at the paper's ε_low. What to see: every on-policy update (k = 0) clips nothing, the drops to
+# 0 on the left; on the right, GRPO's clipped-token fraction stays low over its whole range while GSPO's stays far
+# higher over its own.
+
+# %% [markdown]
 # The button under each panel launches a short *live* run at the chosen ε (a real re-run, with a progress bar);
 # the panel then shows that run's stored ratios.
 
@@ -96,9 +112,19 @@ print(text)
 gspo_panel = ClipPanel(runs, "gspo")
 gspo_panel.widget
 
+# %% [markdown]
+# *Figure 4.* Figure 2 as a control: log sliders for GSPO's ε_low and ε_high on its own scale (about 1e-5 to 1e-2,
+# starting at the paper's 3e-4 and 4e-4) and a button that re-trains GSPO at the chosen ε. What to see: at the defaults
+# it draws Figure 2; after a live run the fractions are that run's, trained with the chosen band, not a what-if.
+
 # %%
 grpo_panel = ClipPanel(runs, "grpo")
 grpo_panel.widget
+
+# %% [markdown]
+# *Figure 5.* Figure 3 as a control: log sliders for GRPO's ε_low and ε_high on its own scale (about 1e-3 to 0.5,
+# starting at the paper's 0.2 and 0.27) and a button that re-trains GRPO at the chosen ε. What to see: at the defaults
+# it draws Figure 3; after a live run the fractions are that run's, trained with the chosen band, not a what-if.
 
 # %% [markdown]
 # ## 4. The same question over 5 seeds and 30 rollouts (stored results, no training)
@@ -117,6 +143,13 @@ display(plot_seed_curves(stored, ylabel="clipped-token fraction\n(mean over the 
                          title=f"stored sweep: lr {stored_lr:g}, M = {stored_minibatches}"))
 stored_ratio = per_seed_ratio(stored, "gspo", "grpo")
 print("GSPO / GRPO clipped tokens per seed:", ", ".join(f"{r:.0f}×" for r in stored_ratio))
+
+# %% [markdown]
+# *Figure 6.* Finding 1's stored sweep (`f1_clip_fractions`: the 8-expert `sweep` MoE, 4 layers, top-2, ~0.25 M weights,
+# L = 12, grad-norm clip 1.0, 30 rollout batches, 5 seeds) at lr `stored_lr` and M = `stored_minibatches` (3e-5 and 4 by
+# default): the clipped-token fraction per rollout batch (the mean over its updates; log scale), GRPO (red) and GSPO
+# (blue); thin lines are seeds, bold their mean. What to see: at the default arm GSPO's band clips far more tokens than
+# GRPO's from the first batch to the last, on every seed — the factors per seed are printed above.
 
 # %% [markdown]
 # ## 5. Trust regions as weight profiles: what a "clip" is for GSPO's successors
@@ -141,9 +174,22 @@ display(fig)
 print(text)
 profiles = trust_region_weights([-2.0, 0.0, 1.0, 2.0])
 
+# %% [markdown]
+# *Figure 7.* Each objective's gradient weight per unit Â for a one-token response against its log-ratio log w, by
+# autograd on the library's objectives: left Â > 0, right Â < 0; GRPO (ε = 0.2) and GRPO + dual-clip (c = 3), CISPO
+# (ε_max = 5), SAPO (τ = 1), VESPO and GMPO at their defaults. What to see: GRPO's and GMPO's weights fall to exactly 0
+# past their bands (for Â < 0 GRPO's also grows without bound on the other side; dual-clip cuts it to 0 past w = 3),
+# while CISPO's, SAPO's and VESPO's bend but never reach 0 — the claim below: their smallest weight on log w ∈ [−2, 2]
+# is above 0.
+
 # %%
 trust_panel = TrustRegionPanel()
 trust_panel.widget
+
+# %% [markdown]
+# *Figure 8.* Figure 7 as a control: sliders for GRPO's ε (0.05 to 0.8), CISPO's cap ε_max (1.5 to 10) and SAPO's
+# temperature τ (about 0.25 to 4). What to see: at the defaults it draws Figure 7; each slider moves only its own
+# objective's curve — where GRPO's weight drops to 0, where CISPO's flattens, how wide SAPO's bump is.
 
 # %% [markdown]
 # ## What to take away

@@ -82,9 +82,23 @@ fig, live_text = live_view(live)
 display(fig)
 print(live_text)
 
+# %% [markdown]
+# *Figure 1.* The live pair: GRPO (red) and GSPO (blue) trained from the same `moe-sort` cold start (4 layers, 16
+# experts, top-2, ~2 M weights) in finding 2's regime (L = 12, M = 16, lr 5e-5, no grad-norm cap), one seed, six panels
+# against the rollout batch: held-out accuracy (sampled), training reward, clipped tokens, the largest pre-clip gradient
+# norm, truncated responses and expert change per update (a tick at a log axis marks a 0). What to see: with
+# `live_rollouts` = 10 (the default) the runs have only begun; over the full tier's 80 a collapse shows as GRPO's
+# accuracy and reward falling and staying down — or not, on one seed (the rates are Figure 3's).
+
 # %%
 live_panel = LivePanel(live_cfgs, runs_dir() / "04_live", initial=live)
 live_panel.widget
+
+# %% [markdown]
+# *Figure 2.* Figure 1 as a control: toggles for a grad-norm clip of 1.0 and for Routing Replay (GRPO on the MoE only),
+# and a button that trains (or resumes) the pair side by side, the plot following both runs. What to see: before a click
+# it draws Figure 1; with the cap on, how GRPO's largest gradient norm and its accuracy compare with Figure 1's (one
+# seed; Figure 4 has the cap over seeds).
 
 # %% [markdown]
 # ## 3. Every stored run (no training)
@@ -102,11 +116,25 @@ stability = stability_table()
 display(plot_stability(stability))
 
 # %% [markdown]
+# *Figure 3.* Every stored `moe-sort` run of finding 2 at L = 12 (Routing Replay left out), one column per objective
+# and, per grad-norm cap (off, 1), two rows of maps over learning rate × minibatches M: the collapsed runs (each cell
+# reads collapsed / runs; "s": search seeds only) and the late held-out accuracy (the mean of the evaluations at
+# rollouts ≥ 40 of 80). What to see: where the red cells are — without a cap GRPO collapses at M = 16 where GSPO does
+# not, while at a cap of 1 both collapse at large learning rates (finding 2's map: a boundary moved, not immunity).
+
+# %% [markdown]
 # The grad-norm dose: late held-out accuracy as the cap tightens, GRPO beside GSPO, on the MoE and its dense twin.
 
 # %%
 dose = dose_table()
 display(plot_dose(dose))
+
+# %% [markdown]
+# *Figure 4.* Late held-out accuracy (rollouts ≥ 40 of 80) against the grad-norm cap, loosest (no cap) to tightest (1),
+# in finding 2's regime (L = 12, M = 16, lr 5e-5), one panel per model — `moe-sort` (~2 M weights) and its dense twin
+# `dense-sort` (~0.4 M) — GRPO (red), GRPO + dual-clip without a cap (pink) and GSPO without a cap and at 1 (blue); bars
+# are 95 % intervals over seeds. What to see: how far GRPO's line climbs towards GSPO's as the cap tightens, on both
+# models.
 
 # %% [markdown]
 # The verdicts, from the findings page's rules (finding 2 and its re-measurement, 2f):
@@ -139,9 +167,22 @@ fig, text = arm_view(arms[0], "response/truncated_frac:mean")
 display(fig)
 print(text)
 
+# %% [markdown]
+# *Figure 5.* One stored arm's seeds for one metric, per rollout batch: by default the first arm — `moe-sort` GRPO
+# without a grad-norm cap in finding 2's regime (L = 12, M = 16, lr 5e-5), 5 seeds — and its share of truncated
+# responses (no `<eos>`); thin lines are seeds, the bold line their mean. What to see: with the defaults the truncated
+# share jumps in several seeds from about rollout 30, while their held-out accuracy (Figure 6) is already falling from
+# rollout 10.
+
 # %%
 arm_panel = ArmPanel(arms)
 arm_panel.widget
+
+# %% [markdown]
+# *Figure 6.* Figure 5 as a selector: any stored arm of finding 2 (the MoE, its dense twin, the mechanism and dose arms,
+# the candidate cells) and any of its per-rollout metrics; it opens on the same arm's held-out accuracy. What to see:
+# with the defaults, the five GRPO runs' accuracy falls after rollout 10 and ends near 0; pick the GSPO arm beside it to
+# compare.
 
 # %% [markdown]
 # ## 4. What comes before a collapse?
@@ -175,6 +216,13 @@ display(plot_two_by_two(two_by_two))
 display(pd.DataFrame(why["effects"], columns=["model", "effect", "late held-out acc., paired", "reading (f10.late)"]))
 for v in why["two_verdicts"]:
     print(f"{v['model']}: {v['verdict']}")
+
+# %% [markdown]
+# *Figure 7.* Finding 10's norm × direction 2×2 on its first five seeds: late held-out accuracy of GRPO runs whose
+# update took GRPO's (red) or GSPO's (blue) direction, rescaled to GRPO's or GSPO's norm, on `moe-sort` and its dense
+# twin `dense-sort` (finding 2's regime, no grad-norm cap); small dots are seeds, large dots their mean. What to see: a
+# line that climbs from left to right says the norm matters; red and blue apart at one norm say the direction does. The
+# ten-seed reading (finding 10t on the findings page) supersedes this one.
 
 # %%
 display(pd.DataFrame(why["shrink_cmp"], columns=["model", "comparison", "late held-out acc., paired", "verdict"]))

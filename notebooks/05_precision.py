@@ -70,6 +70,14 @@ for ck in checkpoints:
                           title=f"{ck}: share of tokens / responses whose |Δ| exceeds x"))
 
 # %% [markdown]
+# *Figures 1 and 2.* One figure per cold start in `checkpoints` — by default `moe-sort` (4 layers, 16 experts, top-2,
+# ~2 M weights), then its dense twin `dense-sort` (~0.4 M weights) — on one rollout batch: the share of tokens (left,
+# |Δ|) and of responses (right, |mean_t Δ|) whose sampler–trainer mismatch exceeds x, log-log, for the fp32 and the bf16
+# sampler; the dotted line is each band's edge log(1 + ε_high), GRPO's on tokens and GSPO's on responses. What to see:
+# the bf16 curves lie orders of magnitude right of the fp32 floor; almost no token passes GRPO's edge, while a share of
+# the responses lies beyond GSPO's far narrower one.
+
+# %% [markdown]
 # Length normalisation shrinks the tail: a response's mean |Δ| is far below its tokens' worst. But GSPO's band is
 # also ~700× narrower than GRPO's, so a share of on-policy responses already sits outside it (`seq_outside_gspo`),
 # while almost no token sits outside GRPO's (`tok_outside_grpo`). `gspo_eps_needed_p99` is the ε that would keep
@@ -95,9 +103,19 @@ fig, text = precision_view(cfgs[checkpoints[0]], "bf16", temperature)
 display(fig)
 print(text)
 
+# %% [markdown]
+# *Figure 3.* The same two panels for one sampler setting on the first cold start (`moe-sort` by default): the bf16
+# sampler at τ = `temperature` (1.0 by default). What to see: at the defaults it repeats Figure 1's bf16 curves — the
+# panel below's starting point; the readout above gives the clip fractions before any update.
+
 # %%
 panel = PrecisionPanel(cfgs[checkpoints[0]])
 panel.widget
+
+# %% [markdown]
+# *Figure 4.* Figure 3 as a control: the sampler's precision (fp32 or bf16) and its temperature τ (0.5 to 1.5), each
+# setting sampled and scored once, then cached. What to see: at the defaults it draws Figure 3; how far a setting moves
+# the per-response curve (right) against GSPO's edge, and the clip fractions before any update in its readout.
 
 # %% [markdown]
 # ## 3b. The other answer: keep π_old recomputed, and correct for the sampler

@@ -27,8 +27,9 @@ Flow:
        (conftest.py's ``smoke``, shared with test_notebooks.py) and served by ``http.server`` on 127.0.0.1 from a
        thread: from index.html every internal link of every page is followed (pages opened, other files fetched),
        and nothing may answer >= 400, fail, or be requested from another host; every ``<img>`` loaded
-       (``naturalWidth > 0``), every math element was rendered by the bundled MathJax, and each widget panel shows
-       its stored frame's note.
+       (``naturalWidth > 0``), every math element was rendered by the bundled MathJax, each widget panel shows
+       its stored frame's note, and every figure of a notebook page is followed by its caption ("Figure N." or
+       "Figures N and N+1.", a markdown cell right after the figure's cell; :data:`CAPTIONS_JS`).
 
 Pitfalls handled (JupyterLab 4.6, ipywidgets 8.1, Chromium 156):
     * "Run All" sent before the kernel is connected is silently dropped. The notebook toolbar's execution
@@ -977,14 +978,19 @@ def test_book_of_the_smoke_run_has_no_broken_link_image_or_external_request(brow
                 pages, files, problems = crawl(page, base)
                 statuses = {f: context.request.get(f).status for f in sorted(files)}
                 problems += [f"{f}: {status}" for f, status in statuses.items() if status >= 400]
-                for name, panels in PANELS.items():  # each panel: its figure once, then the live-kernel note
+                for name in sorted(NOTEBOOKS):  # each panel: its figure once, then the live-kernel note
                     page.goto(f"{base}notebooks/{name}.html")
                     noted = page.locator(".gspo-widget-note", has_text="live kernel").count()
-                    if noted < len(panels):
-                        problems.append(f"{name}: {noted} live-kernel notes for {len(panels)} panels")
+                    if noted < len(PANELS[name]):
+                        problems.append(f"{name}: {noted} live-kernel notes for {len(PANELS[name])} panels")
                     digests = [d for _, d in page.evaluate(IMAGE_DIGESTS_JS)]
                     if len(set(digests)) < len(digests):
                         problems.append(f"{name}: {len(digests) - len(set(digests))} figure(s) shown twice")
+                    captions = page.evaluate(CAPTIONS_JS)  # issue 36: every figure, notebook pages included
+                    problems += [f"{name}.html: {src} has no caption (next: {after!r})" for src, after in captions
+                                 if not after.startswith("Figure")]  # fmt: skip
+                    if not captions:
+                        problems.append(f"{name}.html: no figure found (the caption check read nothing)")
                 page.goto(f"{base}index.html")  # the book opens with the story, its figures and its links
                 story = page.locator("article").inner_text()
                 for text in ("the story in five minutes", "Does GRPO collapse where GSPO does not?", "glossary"):
@@ -1014,10 +1020,13 @@ def test_book_of_the_smoke_run_has_no_broken_link_image_or_external_request(brow
     )
 
 
-#: per ``article img`` of a page: its src, and the text of the element after the paragraph that holds it (a caption
-#: is a paragraph starting "Figure" right after its image)
+#: per ``article img`` of a page: its src, and the text of the element after the one that holds it (a caption is a
+#: paragraph starting "Figure" right after its image). On a Markdown page the holder is the paragraph (or figure) of
+#: the image; on a notebook page (myst-nb) an output image sits in ``div.cell > div.cell_output``, next to the cell's
+#: other outputs (a widget panel's live-kernel note is one of them, inside the same ``div.cell_output``), and the
+#: caption is the markdown cell after it: the holder is the image's ``div.cell``, whose next sibling is that paragraph
 CAPTIONS_JS = """() => [...document.querySelectorAll('article img')].map(img => {
-  const holder = img.closest('p, figure, div.cell_output, div.output') || img;
+  const holder = img.closest('div.cell') || img.closest('p, figure, div.cell_output, div.output') || img;
   const next = holder.nextElementSibling;
   return [img.getAttribute('src'), next ? next.innerText.trim().slice(0, 40) : ''];
 })"""
