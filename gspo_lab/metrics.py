@@ -87,7 +87,8 @@ CATALOGUE: dict[str, str] = {
     # the trust region as a weight (ObjectiveStats)
     "weight/token_mean": "mean over valid tokens of the detached factor c_{i,t} with which the objective's gradient "
     "is Σ c_{i,t} Â_{i,t} ∇log π_θ(y_{i,t}) before its aggregation's length and batch factors: w_{i,t} (GRPO) or "
-    "s_i (GSPO) where the clip does not bind and 0 where it does; min(r, ε_max) (CISPO); SAPO's gate "
+    "s_i (GSPO) where the clip does not bind and 0 where it does; min(r, ε_max) (CISPO); clip(r, 1−ε_low, 1+ε_high) "
+    "(cispo_clip); min(r, ε_max) where cispo_mask's mask keeps the token and 0 where it does not; SAPO's gate "
     "4σ(x)(1−σ(x))·r; VESPO's φ(w); times a sampler correction's ρ and mask when one is on. 1 on-policy for every "
     "objective; objectives without a clip (sapo, vespo) report every clip/* fraction as 0 and are read here",
     # drift against GRPO's band, whatever the objective (ObjectiveStats; module docstring)
@@ -96,8 +97,9 @@ CATALOGUE: dict[str, str] = {
     "clip/token_frac_outside less the Â = 0 tokens",
     "drift/outside_grpo_band_grad_frac": "valid tokens of drift/outside_grpo_band_frac whose policy-loss gradient "
     "with respect to their log-prob is nonzero (c_{i,t} ≠ 0 in weight/token_mean's terms), as a share of all valid "
-    "tokens: GRPO's clip-active tokens drop out, CISPO keeps them all; its ratio to drift/outside_grpo_band_frac per "
-    "rollout is the share that keeps its gradient (experiments.failure.kept_grad_share)",
+    "tokens: GRPO's clip-active tokens (cispo_mask's masked ones) drop out, CISPO and cispo_clip keep them all; its "
+    "ratio to drift/outside_grpo_band_frac per rollout is the share that keeps its gradient "
+    "(experiments.failure.kept_grad_share)",
     # sampler–trainer corrections (gspo_lab.corrections; only when sampler_correction or opsm_threshold is set)
     "correction/logp_diff_mean": "mean over valid tokens of |log π_old − log π_sampler|: the trainer's recomputed "
     "π_old against the sampler's own log-probs (TRL sampling/sampling_logp_difference/mean)",

@@ -43,13 +43,16 @@ COLORS = {
     "gspo_token_mean": "#8c564b",
     "grpo_dual_clip": "#e377c2",
     "cispo": "#17becf",
+    "cispo_clip": "#9edae5",
+    "cispo_mask": "#0b6e78",
     "sapo": "#bcbd22",
     "luspo": "#393b79",
     "vespo": "#637939",
     "gmpo": "#8c6d31",
 }
 LABELS = {"grpo": "GRPO", "gspo": "GSPO", "gspo_token": "GSPO-token", "grpo_dual_clip": "GRPO + dual-clip",
-          "cispo": "CISPO", "sapo": "SAPO", "luspo": "LUSPO", "vespo": "VESPO", "gmpo": "GMPO"}  # fmt: skip
+          "cispo": "CISPO", "cispo_clip": "CISPO (two-sided clip)", "cispo_mask": "CISPO + mask", "sapo": "SAPO",
+          "luspo": "LUSPO", "vespo": "VESPO", "gmpo": "GMPO"}  # fmt: skip
 
 
 def _load_backend() -> None:

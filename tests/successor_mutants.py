@@ -1,6 +1,8 @@
 """The successors' and corrections' rows of the mutant table (tests/test_mutants.py): each check compares the kit with
 TRL 1.16's own code on one seed of tests/test_trl_successors.py's inputs, and each mutant breaks one piece so the
-comparison fails.
+comparison fails. CISPO's two variants, which TRL 1.16 does not have, are compared on the same inputs with a
+transcription of verl's ``compute_policy_loss_cispo`` (cispo_clip) and with tests/test_cispo_variants.py's per-token
+reference (cispo_mask).
 
 TRL's side: ``GRPOTrainer._compute_loss`` on a bare object (no model, no accelerator: the recipe of
 tests/test_trl_successors.py, whose real-trainer cases agree with it), ``GRPOTrainer.get_off_policy_mask`` (a
@@ -16,6 +18,7 @@ from collections import defaultdict
 from types import SimpleNamespace
 
 import torch
+from test_cispo_variants import reference as cispo_variant_reference
 from test_trl_successors import _data, _fake_logps, _gmpo_trl, _OneProcess
 
 import gspo_lab.corrections as corrections
@@ -83,7 +86,54 @@ def objective_agrees(name: str):
     return check
 
 
+def verl_cispo(old, logp, adv, mask, clip_ratio_low, clip_ratio_high):
+    """A transcription of verl b178a3c ``compute_policy_loss_cispo`` (verl/trainer/ppo/core_algos.py:1743-1769) with
+    ``loss_agg_mode="token-mean"`` on one process and no rollout IS weights: (loss, pg_clipfrac)."""
+    negative_approx_kl = torch.clamp(logp - old, min=-20.0, max=20.0)
+    ratio = torch.exp(negative_approx_kl)
+    clipped_ratio = torch.clamp(ratio, 1 - clip_ratio_low, 1 + clip_ratio_high)
+    pg_losses = -clipped_ratio.detach() * adv.unsqueeze(-1) * logp
+    # verl_F.masked_mean / masked_sum (verl/utils/torch_functional.py:266-301), agg_loss token-mean (core_algos.py:1058)
+    pg_clipfrac = torch.where(mask.bool(), (ratio != clipped_ratio).float(), 0.0).sum() / (mask.sum() + 1e-8)
+    return (torch.where(mask.bool(), pg_losses, 0.0) * mask).sum() / mask.sum(), pg_clipfrac
+
+
+def cispo_clip_agrees(patched: bool) -> bool:
+    data = _data(0)
+    old, adv, mask = data["old_per_token_logps"], data["advantages"], data["completion_mask"]
+    eps = objectives.CISPO_CLIP.low, objectives.CISPO_CLIP.high
+    logp = data["logp"].clone().requires_grad_(True)
+    loss, stats = objectives.get_objective("cispo_clip")(logp, old, adv, mask)
+    theirs_logp = data["logp"].clone().requires_grad_(True)
+    theirs, clipfrac = verl_cispo(old, theirs_logp, adv, mask, *eps)
+    same_frac = abs(stats.clip_token_frac_outside - clipfrac.item()) <= TOL
+    return same_frac and _agree((loss.detach(), torch.autograd.grad(loss, logp)[0]),
+                                (theirs.detach(), torch.autograd.grad(theirs, theirs_logp)[0]))  # fmt: skip
+
+
+def cispo_mask_agrees(patched: bool) -> bool:
+    data = _data(0)
+    old, adv, mask = data["old_per_token_logps"], data["advantages"], data["completion_mask"]
+    clip = objectives.GRPO_CLIP
+    ours = _ours("cispo_mask", data, (clip.low, clip.high))
+    loss, grad = cispo_variant_reference("cispo_mask", data["logp"], old, adv, mask, eps_low=clip.low,
+                                         eps_high=clip.high)  # fmt: skip
+    return _agree(ours, (torch.tensor(loss, dtype=torch.float64), grad))
+
+
 # --- broken pieces ------------------------------------------------------------------------------------------------
+
+
+def cispo_clip_one_sided(original):
+    """cispo_clip without its floor: TRL's one-sided cap at 1 + ε_high."""
+    return dataclasses.replace(original, fn=lambda *a, eps_low, eps_high, **k: objectives.cispo(
+        *a, eps_low=eps_low, eps_high=1 + eps_high, **k))  # fmt: skip
+
+
+def cispo_mask_never_zeroes(original):
+    """cispo_mask with a mask that keeps every token: cispo's capped weight alone."""
+    return dataclasses.replace(original, fn=lambda *a, eps_low, eps_high, cap=objectives.CISPO_CAP.high, **k: (
+        objectives.cispo(*a, eps_low=eps_low, eps_high=cap, **k)))  # fmt: skip
 
 
 def cispo_cap_as_one_plus_eps(original):
@@ -209,6 +259,12 @@ ROWS = [
     ("identity: cispo ≡ TRL loss_type='cispo'", "objectives.cispo vs TRL _compute_loss (bare), seed 0",
      "gspo_lab.objectives.OBJECTIVES['cispo']", cispo_cap_as_one_plus_eps, "ε_max read as 1 + ε_high",
      objective_agrees("cispo")),
+    ("identity: cispo_clip ≡ verl compute_policy_loss_cispo", "objectives.cispo_clip vs a transcription of verl "
+     "core_algos.py:1743-1769 (token-mean), seed 0", "gspo_lab.objectives.OBJECTIVES['cispo_clip']",
+     cispo_clip_one_sided, "the floor 1 − ε_low dropped (TRL's one-sided cap)", cispo_clip_agrees),
+    ("identity: cispo_mask ≡ MiniMax-M1 §3.1 masked CISPO", "objectives.cispo_mask vs the per-token reference of "
+     "tests/test_cispo_variants.py, seed 0", "gspo_lab.objectives.OBJECTIVES['cispo_mask']", cispo_mask_never_zeroes,
+     "a mask that never zeroes (cispo's weight alone)", cispo_mask_agrees),
     ("identity: sapo ≡ TRL loss_type='sapo'", "objectives.sapo vs TRL _compute_loss (bare), seed 0",
      "gspo_lab.objectives.OBJECTIVES['sapo']", sapo_temperatures_swapped, "τ₊ and τ₋ swapped",
      objective_agrees("sapo")),

@@ -49,6 +49,8 @@ def test_the_band_is_grpos_registry_entry():
     [
         ("grpo", 2),  # (0, 2) and (1, 1) keep theirs; (0, 1) and (1, 2), where the clip binds for Â's sign, do not
         ("cispo", 4),  # every token keeps its gradient (the cap 5.0 only scales it)
+        ("cispo_clip", 4),  # the weight is clipped to [0.8, 1.2], never to 0
+        ("cispo_mask", 2),  # cispo's weight, but the mask zeroes GRPO's two clip-active tokens
         ("sapo", 4),  # a soft gate: smaller, never 0
         ("gspo", 2),  # per response: s_0 = s_1 = 0.908 < 1 − 3e-4; for Â = −1 the clip binds on all of response 1
     ],

@@ -755,11 +755,12 @@ def test_every_findings_rule_has_a_mutant():
 
 
 def test_every_successor_and_correction_mode_has_a_mutant():
-    """One row per objective after GSPO and per correction mode (and OPSM), each flipping its TRL agreement."""
+    """One row per objective after GSPO and per correction mode (and OPSM), each flipping its TRL agreement (CISPO's
+    two variants, which TRL lacks: verl's code and the per-token reference, tests/successor_mutants.py)."""
     from gspo_lab.corrections import MODES
 
     claims = " ".join(m.claim for m in SUCCESSOR_MUTANTS)
-    for name in ("cispo", "sapo", "luspo", "vespo", "gmpo", *MODES, "OPSM"):
+    for name in ("cispo", "cispo_clip", "cispo_mask", "sapo", "luspo", "vespo", "gmpo", *MODES, "OPSM"):
         assert f" {name} " in claims, name
 
 

@@ -42,6 +42,10 @@ EXPECTED_LOSS = {
     "luspo": -(2 * S0 - 1.1) / 3,  # 1/B Σ_i |y_i| · term_i: response 0 counts twice
     # CISPO at EPS: ε_max = ε_high = 0.2 caps every weight (1.5, 0.5, 1.1) at 0.2; J = Σ sg[w] Â log π / 3 tokens
     "cispo": -(0.2 * (LN(0.45) + LN(0.3)) - 0.2 * LN(0.55)) / 3,
+    # cispo_clip at EPS: weights clip(w, 0.8, 1.2) = (1.2, 0.8, 1.1); J = Σ sg[c] Â log π / 3 tokens
+    "cispo_clip": -(1.2 * LN(0.45) + 0.8 * LN(0.3) - 1.1 * LN(0.55)) / 3,
+    # cispo_mask at EPS (mask band [0.8, 1.2], cap 5): token (0, 0) masked (w 1.5, Â > 0); w = 0.5 with Â > 0 kept
+    "cispo_mask": -(0.5 * LN(0.3) - 1.1 * LN(0.55)) / 3,
     # SAPO (no ε): g(w) = σ(τ(w − 1)) 4/τ; response 0 (τ = 1): (4σ(0.5) + 4σ(−0.5)) / 2 = 2; response 1 (τ = 1.05)
     "sapo": -(2.0 - 4 / (1 + math.exp(-1.05 * 0.1)) / 1.05) / 3,
     # VESPO (no ε): W_0 = 0.75 (k, λ = 2, 3), W_1 = 1.1 (k, λ = 3, 2); φ = W^k e^{λ(1 − W)}; J = Σ φ Â log π / 3
@@ -214,7 +218,7 @@ def test_zero_variance_group_gives_zero_gradient(policy_batch):
 # --- band edges ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["grpo", "gspo", "gspo_token"])
+@pytest.mark.parametrize("name", ["grpo", "gspo", "gspo_token", "cispo_mask"])
 @pytest.mark.parametrize(
     "side, sign, offset, clipped",
     [

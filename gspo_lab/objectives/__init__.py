@@ -14,7 +14,8 @@ One room per family (each module's docstring says what its members share):
                                        grpo_const_norm (Dr. GRPO), grpo_dual_clip
 ``gspo_lab/objectives/sequence``       one length-normalised ratio per response: gspo, gspo_token,
                                        gspo_token_mean (the pitfall), luspo, gmpo
-``gspo_lab/objectives/soft``           soft gates and caps: cispo, sapo, vespo
+``gspo_lab/objectives/soft``           soft gates and caps: cispo, sapo, vespo; CISPO's variants cispo_clip
+                                       (two-sided clip, verl) and cispo_mask (MiniMax-M1's token mask)
 ``gspo_lab/objectives/core``           clip ranges with their sources, argument checks, the clipped surrogate
 =====================================  ===================================================================
 
@@ -52,6 +53,7 @@ from gspo_lab.metrics import ObjectiveStats
 from gspo_lab.objectives.clipped_token import grpo, grpo_const_norm, grpo_dual_clip, grpo_token_mean
 from gspo_lab.objectives.core import (
     CISPO_CAP,
+    CISPO_CLIP,
     DAPO_CLIP,
     DUAL_CLIP_C,
     GMPO_CLIP,
@@ -62,7 +64,7 @@ from gspo_lab.objectives.core import (
     ClipRange,
 )
 from gspo_lab.objectives.sequence import gmpo, gspo, gspo_token, gspo_token_mean, luspo
-from gspo_lab.objectives.soft import SAPO_TAU, VESPO_SHAPE, cispo, gamma_weights, sapo, vespo
+from gspo_lab.objectives.soft import SAPO_TAU, VESPO_SHAPE, cispo, cispo_clip, cispo_mask, gamma_weights, sapo, vespo
 
 __all__ = [
     "ClipRange",
@@ -72,6 +74,7 @@ __all__ = [
     "PPO_CLIP",
     "LUSPO_CLIP",
     "CISPO_CAP",
+    "CISPO_CLIP",
     "GMPO_CLIP",
     "SAPO_TAU",
     "VESPO_SHAPE",
@@ -89,6 +92,8 @@ __all__ = [
     "luspo",
     "gmpo",
     "cispo",
+    "cispo_clip",
+    "cispo_mask",
     "sapo",
     "vespo",
     "gamma_weights",
@@ -114,7 +119,8 @@ class ObjectiveSpec:
     reference: str
     budget_kw: str | None = None  # keyword that takes the response budget (a constant length normaliser), if any
     per_token_adv: bool = False  # accepts (B, T) advantages as well as (B,)
-    trust_region: str = "hard clip"  # how it bounds an update: "hard clip" | "cap" | "soft gate" | "smooth weight"
+    # how it bounds an update: "hard clip" | "cap" | "two-sided cap" | "cap + mask" | "soft gate" | "smooth weight"
+    trust_region: str = "hard clip"
     trl: str = ""  # the TRL 1.16 setting that computes the same loss ("" = none)
 
     def __call__(self, logp, old_logp, adv, mask, *, budget: int | None = None, **kwargs):
@@ -158,6 +164,12 @@ OBJECTIVES: dict[str, ObjectiveSpec] = {
                trl="trl.experimental.gmpo.GMPOTrainer (experimental)"),
         _entry("cispo", cispo, CISPO_CAP, "token", "token_mean", "MiniMax-M1 CISPO (arXiv 2506.13585)",
                trust_region="cap", trl='loss_type="cispo", epsilon_high=5.0'),
+        _entry("cispo_clip", cispo_clip, CISPO_CLIP, "token", "token_mean",
+               "MiniMax-M1 Eq. 5 as verl's cispo: sg[clip(r, 1 − ε_low, 1 + ε_high)] (not in TRL 1.16)",
+               per_token_adv=True, trust_region="two-sided cap", trl=""),
+        _entry("cispo_mask", cispo_mask, GRPO_CLIP, "token", "token_mean",
+               "MiniMax-M1 §3.1 token mask M on TRL's cispo weight, GRPO's band (not in TRL 1.16)",
+               per_token_adv=True, trust_region="cap + mask", trl=""),
         _entry("sapo", sapo, None, "token", "seq_mean_token_mean", "SAPO (arXiv 2511.20347)",
                trust_region="soft gate", trl='loss_type="sapo"'),
         _entry("vespo", vespo, None, "sequence-product", "token_mean", "VESPO (arXiv 2602.10693)",

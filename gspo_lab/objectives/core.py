@@ -30,6 +30,7 @@ __all__ = [
     "PPO_CLIP",
     "LUSPO_CLIP",
     "CISPO_CAP",
+    "CISPO_CLIP",
     "GMPO_CLIP",
     "DUAL_CLIP_C",
     "prepare",
@@ -69,6 +70,15 @@ CISPO_CAP = ClipRange(
     "ε_high = ε_max = 5.0, an absolute cap on the weight: TRL 1.16 GRPOConfig help for cispo ('ScaleRL ... "
     "recommended value is 5.0', ScaleRL arXiv 2510.13786); TRL's fallback when epsilon_high is unset is epsilon = "
     "0.2, a cap of 0.2. ε_low is not used by TRL's cispo (no lower bound); 0.2 is verl's clip_ratio_low",
+)
+#: cispo_clip's two-sided band on the weight, [1 − low, 1 + high] (not CISPO_CAP: there high is an absolute cap)
+CISPO_CLIP = ClipRange(
+    0.2,
+    0.2,
+    "verl's actor clip_ratio = 0.2, with clip_ratio_low = clip_ratio_high = 0.2 (verl b178a3c, "
+    "verl/trainer/config/actor/actor.yaml:36-42 and verl/workers/config/actor.py:138-140; compute_policy_loss_cispo "
+    "falls back to clip_ratio when either is None, core_algos.py:1739-1740): the band of MiniMax-M1's clipped IS "
+    "weight (arXiv 2506.13585, Eq. 5), whose own ε^IS values are not used here",
 )
 GMPO_CLIP = ClipRange(
     0.4, 0.4, "GMPO (arXiv 2507.20673): token log-ratios clipped to [−0.4, 0.4] (log space); TRL GMPOConfig.epsilon"

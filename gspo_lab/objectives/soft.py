@@ -1,9 +1,13 @@
-"""Soft gates and caps: CISPO's capped weight, SAPO's smooth gate, VESPO's Gamma-shaped sequence weight.
+"""Soft gates and caps: CISPO's capped weight (and its two variants), SAPO's smooth gate, VESPO's Gamma-shaped
+sequence weight.
 
-None of the three zeroes a token's gradient the way a hard clip does: each multiplies Â ∇log π_θ(y_{i,t}) by a
-detached or smooth *weight* of the ratio, so a "clip fraction" means something else for each (notebook 03). Every
-function has the one signature of :mod:`gspo_lab.objectives`; SAPO and VESPO have no clip range (``eps_low`` /
-``eps_high`` must be None) — their trust region is their own parameters, with defaults from TRL 1.16's GRPOConfig.
+None of cispo, cispo_clip, sapo and vespo zeroes a token's gradient the way a hard clip does: each multiplies
+Â ∇log π_θ(y_{i,t}) by a detached or smooth *weight* of the ratio, so a "clip fraction" means something else for each
+(notebook 03). ``cispo_mask`` is the control that does zero it: cispo's weight times MiniMax-M1's token mask, the
+tokens PPO's clip would zero (issue 37: two CISPO arms that test different things — cispo_clip bounds the weight on
+both sides, cispo_mask takes "never zero a token's gradient" away). Every function has the one signature of
+:mod:`gspo_lab.objectives`; SAPO and VESPO have no clip range (``eps_low`` / ``eps_high`` must be None) — their trust
+region is their own parameters, with defaults from TRL 1.16's GRPOConfig.
 
 Where TRL 1.16 has no clamp and returns NaN or inf in float32 on an extreme ratio, these return finite values
 (tests/test_trl_successors.py says what TRL does instead):
@@ -20,12 +24,31 @@ import torch
 from torch import Tensor
 
 from gspo_lab.metrics import objective_stats
-from gspo_lab.objectives.core import CISPO_CAP, GRPO_BAND, loss_factor, no_band, per_token, prepare
+from gspo_lab.objectives.core import (
+    CISPO_CAP,
+    CISPO_CLIP,
+    GRPO_BAND,
+    GRPO_CLIP,
+    loss_factor,
+    no_band,
+    per_token,
+    prepare,
+)
 from gspo_lab.ratios import tok_log_ratio
 from gspo_lab.reductions import masked_sum, seq_mean_token_mean, token_mean
 from gspo_lab.validate import check_finite, check_float_tensor
 
-__all__ = ["cispo", "sapo", "vespo", "gamma_weights", "SAPO_TAU", "VESPO_SHAPE", "LOG_RATIO_CLAMP"]
+__all__ = [
+    "cispo",
+    "cispo_clip",
+    "cispo_mask",
+    "sapo",
+    "vespo",
+    "gamma_weights",
+    "SAPO_TAU",
+    "VESPO_SHAPE",
+    "LOG_RATIO_CLAMP",
+]
 
 #: SAPO's temperatures (τ for Â > 0, τ for Â <= 0): TRL 1.16 GRPOConfig ``sapo_temperature_pos/neg`` (1.0, 1.05),
 #: grpo_config.py:722-729; verl's ``actor.yaml`` has the same
@@ -68,12 +91,85 @@ def cispo(logp, old_logp, adv, mask, *, eps_low=CISPO_CAP.low, eps_high=CISPO_CA
     adv = per_token(adv, logp.shape)
     log_w = tok_log_ratio(logp, old_logp, mask)
     weight = log_w.detach().exp().clamp(max=eps_high)  # sg[min(w, ε_max)]
-    factor = loss_factor(sampler_ratio, seq_keep, mask, logp.dtype)
-    per_tok = weight * adv * logp.where(mask, logp.new_zeros(()))
-    loss = -token_mean(per_tok if factor is None else per_tok * factor, mask)
-    grad_weight = weight if factor is None else weight * factor
+    loss, grad_weight = _reinforce(weight, adv, logp, mask, loss_factor(sampler_ratio, seq_keep, mask, logp.dtype))
     # the band [0, ε_max] in objective_stats' terms: floor 1 − 1 = 0 (none), ceiling 1 + (ε_max − 1)
     return loss, objective_stats(log_w, log_w, adv, mask, 1.0, eps_high - 1.0, grad_weight, grpo_band=GRPO_BAND)
+
+
+def cispo_clip(logp, old_logp, adv, mask, *, eps_low=CISPO_CLIP.low, eps_high=CISPO_CLIP.high, sampler_ratio=None,
+               seq_keep=None):  # fmt: skip
+    """CISPO as MiniMax-M1 and verl write it: REINFORCE on every token with a two-sided clipped, detached weight.
+
+    J = Σ_i Σ_t sg[clip(w_{i,t}, 1 − ε_low, 1 + ε_high)] Â_{i,t} log π_θ(y_{i,t}|…) / Σ_i |y_i|.
+    MiniMax-M1 (arXiv 2506.13585) §3.1, Eq. 5's clipped IS weight r̂ in the CISPO objective (section and equation
+    numbers as verl's and secondary summaries give them: the paper's text was not read here); verl
+    ``compute_policy_loss_cispo`` (b178a3c, verl/trainer/ppo/core_algos.py:1721-1777), with log w clamped to ±20
+    before exp as verl does (a no-op on the weight for any band inside [e^−20, e^20]); a sampler correction
+    multiplies each token's term as verl's ``rollout_is_weights`` do (:1764-1765). The weight lies in
+    [1 − ε_low, 1 + ε_high] and, since 1 − ε_low > 0, no token with Â ≠ 0 loses its gradient. Unlike :func:`cispo`
+    (TRL's), ε_high is read as 1 + ε, not as an absolute cap, and a token far below π_old still weighs 1 − ε_low.
+    TRL 1.16 has no such loss: its ``loss_type="cispo"`` with ``epsilon_high`` = 1 + ε_high gives this weight only
+    where w >= 1 − ε_low. Defaults 0.2 / 0.2: verl's actor ``clip_ratio`` (:data:`CISPO_CLIP`). Normalisation: mean
+    over all valid tokens (``token_mean``; verl's default ``loss_agg_mode=token-mean`` on one process); the loss value
+    holds log π_θ: a surrogate. Stats, band [1 − ε_low, 1 + ε_high]: ``clip/token_frac_high`` counts w > 1 + ε_high
+    with Â > 0 and ``_low`` w < 1 − ε_low with Â < 0 (weight clipped, gradient kept, as :func:`cispo`'s
+    ``_high``); ``clip/token_frac_outside`` every clipped weight, both signs (verl's ``pg_clipfrac``).
+    adv: (B,) or (B, T). Returns (−J, stats).
+    """
+    logp, old_logp, adv, mask, eps_low, eps_high = prepare(
+        logp, old_logp, adv, mask, eps_low, eps_high, per_token_adv=True
+    )
+    adv = per_token(adv, logp.shape)
+    log_w = tok_log_ratio(logp, old_logp, mask)
+    # sg[clip(w, 1 − ε_low, 1 + ε_high)]
+    weight = log_w.detach().clamp(-LOG_RATIO_CLAMP, LOG_RATIO_CLAMP).exp().clamp(1 - eps_low, 1 + eps_high)
+    loss, grad_weight = _reinforce(weight, adv, logp, mask, loss_factor(sampler_ratio, seq_keep, mask, logp.dtype))
+    return loss, objective_stats(log_w, log_w, adv, mask, eps_low, eps_high, grad_weight, grpo_band=GRPO_BAND)
+
+
+def cispo_mask(logp, old_logp, adv, mask, *, eps_low=GRPO_CLIP.low, eps_high=GRPO_CLIP.high, cap=CISPO_CAP.high,
+               sampler_ratio=None, seq_keep=None):  # fmt: skip
+    """CISPO with MiniMax-M1's token mask: :func:`cispo`'s weight, and the tokens PPO's clip would zero lose their
+    gradient — the direct test of CISPO's "never zero a token's gradient".
+
+    J = Σ_i Σ_t sg[min(w_{i,t}, ε_max)] M_{i,t} Â_{i,t} log π_θ(y_{i,t}|…) / Σ_i |y_i|,  ε_max = ``cap``,
+    M_{i,t} = 0 if Â_{i,t} > 0 and w_{i,t} > 1 + ε_high, or Â_{i,t} < 0 and w_{i,t} < 1 − ε_low; else 1.
+    MiniMax-M1 (arXiv 2506.13585) §3.1, the unified formulation (not checked against the paper's text here): CISPO's
+    objective times a token-wise mask M_{i,t} that recovers PPO's trust region. The paper writes its clipped r̂ there
+    (:func:`cispo_clip`'s weight); the weight here is TRL 1.16's ``loss_type="cispo"`` one (grpo_trainer.py:3109-3111),
+    so that this arm differs from :func:`cispo` in the mask alone. ``eps_low`` / ``eps_high`` are the mask's band, by
+    default GRPO's (0.2, 0.27; :data:`GRPO_CLIP`, the band of the ``drift/outside_grpo_band_*`` metrics); ``cap`` is
+    cispo's absolute cap ε_max on the weight (default :data:`CISPO_CAP`.high = 5.0; ``math.inf``: no cap, and the
+    gradient is ``grpo_token_mean``'s at the same ε). On-policy (w = 1) M = 1 and the weight is 1: the gradient is
+    cispo's. Neither TRL 1.16 nor verl (b178a3c) has the mask. Normalisation: mean over all valid tokens
+    (``token_mean``, as cispo); the loss value holds log π_θ: a surrogate. Stats, band [1 − ε_low, 1 + ε_high]:
+    ``clip/token_frac`` (``_low``, ``_high``) counts exactly the masked tokens (M = 0, gradient zeroed, as GRPO's
+    clip-active ones); ``clip/token_frac_outside`` the tokens outside the band, any Â; the cap binding is no clip
+    fraction (it shows in ``weight/token_mean``). adv: (B,) or (B, T). Returns (−J, stats).
+    """
+    logp, old_logp, adv, mask, eps_low, eps_high = prepare(
+        logp, old_logp, adv, mask, eps_low, eps_high, per_token_adv=True
+    )
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or math.isnan(cap) or not cap > 0:
+        raise ValueError(
+            f"cap must be a number > 0 (ε_max, an absolute cap on the weight; math.inf: none), got {cap!r}"
+        )
+    adv = per_token(adv, logp.shape)
+    log_w = tok_log_ratio(logp, old_logp, mask)
+    w = log_w.detach().exp()
+    # M_{i,t} = 0 where PPO's clip binds for the sign of Â (objective_stats' low | high, the same comparisons)
+    masked = ((adv > 0) & (w > 1 + eps_high)) | ((adv < 0) & (w < 1 - eps_low))
+    weight = w.clamp(max=cap).where(~masked, w.new_zeros(()))  # sg[min(w, ε_max)] · M
+    loss, grad_weight = _reinforce(weight, adv, logp, mask, loss_factor(sampler_ratio, seq_keep, mask, logp.dtype))
+    return loss, objective_stats(log_w, log_w, adv, mask, eps_low, eps_high, grad_weight, grpo_band=GRPO_BAND)
+
+
+def _reinforce(weight: Tensor, adv: Tensor, logp: Tensor, mask: Tensor, factor: Tensor | None):
+    """CISPO's surrogate −token_mean(c · Â · log π_θ · factor) with c = ``weight`` detached, and the gradient factor
+    c · factor of ``weight/token_mean`` (factor: :func:`loss_factor`'s, None = none). All (B, T)."""
+    per_tok = weight * adv * logp.where(mask, logp.new_zeros(()))
+    loss = -token_mean(per_tok if factor is None else per_tok * factor, mask)
+    return loss, (weight if factor is None else weight * factor)
 
 
 def sapo(logp, old_logp, adv, mask, *, eps_low=None, eps_high=None, tau_pos=SAPO_TAU[0], tau_neg=SAPO_TAU[1],
