@@ -214,7 +214,8 @@ def glance(ctx: dict) -> list[dict]:
             "5",
             "Precision",
             "GSPO tolerates the inference engine's log-probs (§5.4, untested there)",
-            "bf16 sampler's log-probs vs recomputed π_old, 10 seeds",
+            "final accuracy, bf16 sampler's log-probs − recomputed π_old, 10 seeds: GRPO "
+            f"{ctx['f5_confirm']['pooled_diff']['grpo']}; GSPO {ctx['f5_confirm']['pooled_diff']['gspo']}",
             ctx["f5_confirm"]["pooled"],
         ),
         _row(

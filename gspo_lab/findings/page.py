@@ -36,6 +36,7 @@ import gspo_lab.findings.f7.token_adv as f7_token_adv
 import gspo_lab.findings.f8.dense as f8_dense
 import gspo_lab.findings.f9.precursors as f9_precursors
 import gspo_lab.findings.f10.runs as f10_runs
+import gspo_lab.findings.f11.arms_page as f11_arms
 import gspo_lab.findings.f11.corrections as f11_corrections
 import gspo_lab.findings.f11.ladder_page as f11_ladder
 import gspo_lab.findings.f11.successors as f11_successors
@@ -105,6 +106,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f11": f11_successors.section,
     "f11c": f11_corrections.section,
     "f11e": f11_ladder.section,
+    "f11f": f11_arms.section,
     "specs": bookkeeping.section,
     "prov": bookkeeping.provenance_section,
 }

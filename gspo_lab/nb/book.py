@@ -52,8 +52,13 @@ CSS = """\
 .gspo-pass, .gspo-fail { color: #fff; padding: 0.05em 0.45em; border-radius: 0.3em; font-weight: 600; }
 .gspo-pass { background: #2e7d32; } .gspo-fail { background: #c62828; }
 .gspo-widget-note { border-left: 4px solid #1565c0; background: #e3f2fd; color: #0d47a1; padding: 0.3em 0.7em; }
-/* a table cell may break a long token (a series name, an interval) so At a glance fits a 1300 px window (issue 36) */
+/* a table cell may break a long token (a series name, an interval) so a table fits a 1300 px window (issue 36) */
 .bd-article td, .bd-article th { overflow-wrap: anywhere; }
+/* At a glance: fixed column shares, so no column is squeezed to a few letters by its neighbours' long cells */
+#at-a-glance table { table-layout: fixed; width: 100%; }
+#at-a-glance th:nth-child(1) { width: 15%; } #at-a-glance th:nth-child(2) { width: 19%; }
+#at-a-glance th:nth-child(3) { width: 35%; } #at-a-glance th:nth-child(4) { width: 19%; }
+#at-a-glance th:nth-child(5) { width: 12%; }
 """
 FAVICON = (
     '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="#1565c0"/></svg>\n'

@@ -1,0 +1,31 @@
+"""Finding 11's sections 11f and 11g: the CISPO arms (verl's weight clip, MiniMax-M1's token mask, a tight cap) and
+M = 1 at M = 8's optimizer steps — their table and verdicts (rules: :mod:`.arms`)."""
+
+from __future__ import annotations
+
+import gspo_lab.findings.f11.arms as arms
+from gspo_lab.findings.fmt import arm_cell, num
+from gspo_lab.findings.tables import progress, spec
+
+__all__ = ["section", "LABELS"]
+
+#: how the page names each arm
+LABELS = {"grpo": "GRPO", "gspo": "GSPO", "cispo": "CISPO (cap 5, TRL)", f"cispo@{arms.TIGHT:g}": "CISPO, cap 1.28",
+          "cispo_clip": "CISPO, verl's clip [0.8, 1.2]", "cispo_mask": "CISPO + MiniMax-M1's token mask",
+          "sapo": "SAPO", "grpo@M1": "GRPO, M = 1", "gspo@M1": "GSPO, M = 1", "cispo@M1": "CISPO, M = 1",
+          "sapo@M1": "SAPO, M = 1"}  # fmt: skip
+
+
+def section() -> tuple[dict, dict]:
+    table = arms.arm_table()
+    verdicts = {v["arm"]: v for v in arms.arm_verdicts(table)}
+    rows = []
+    for arm in [a for a in LABELS if (table["arm_id"] == a).any()]:
+        runs = table[table["arm_id"] == arm]
+        v = verdicts.get(arm)
+        counts = [f"{int(runs[c].sum())}/{len(runs)}" for c in ("collapsed", "frozen")]
+        rows.append([LABELS[arm], *counts, num(float(runs["kept"].median())), arm_cell(runs["late_acc"].dropna()),
+                     f"{v['verdict']}{v['verdict'].when}" if v else "—"])  # fmt: skip
+    ctx = {"progress": [progress(spec(arms.SPEC_F)), progress(spec(arms.SPEC_G))], "rows": rows, "early": arms.EARLY,
+           "mask": arms.mask_verdict(table), "one_update": arms.one_update_verdict(table)}  # fmt: skip
+    return ctx, {}
