@@ -118,7 +118,11 @@ def page(section):
     # the page's opening reads its At a glance row (brief.py); a neutral row keeps this test on the sections' words
     row = {"n": "11", "title": "t", "claim": "—", "number": "n", "verdict": "v", "sure": "declared", "rules": "`r.x`"}
     briefs = brief.briefs([row], {("11",): "f11_successors.md"})
-    return page.render({"f11": section, "f11c": corrections()[0], "brief": briefs}, page.PAGES["f11_successors.md"])
+    from gspo_lab.findings.f11 import arms_page, ladder_page
+
+    context = {"f11": section, "f11c": corrections()[0], "f11e": ladder_page.section()[0],
+               "f11f": arms_page.section()[0], "brief": briefs}  # fmt: skip
+    return page.render(context, page.PAGES["f11_successors.md"])
 
 
 def test_every_stored_run_has_its_rollout0_drift(section):

@@ -707,6 +707,20 @@ RULE_MUTANTS += [
           "version 3's bootstrap-t instead of the page's interval on the declared range"),
     _rule("f8.spikes", "medians 30 and 300", "gspo_lab.findings.f8.dense.SAME_ORDER", _same(30.0),
           "'of the same order' widened to a factor 30"),
+    _rule("f11e.dose", "below GRPO and below GSPO", "gspo_lab.findings.f11.successors.position_outcome",
+          _same(position_before_issue_35), "'like GRPO' read before 'below GRPO' (below both printed 'like GRPO')"),
+    _rule("f11f.arm", "above GRPO, below GSPO", "gspo_lab.findings.f11.successors.position_outcome",
+          _same(lambda d_grpo, d_gspo: "gspo_like"), "GSPO's side never read (every lift over GRPO 'like GSPO')"),
+    _rule("f11e.kl50", "4 of 8 collapsed, the classes apart", "gspo_lab.findings.f11.ladder.MIN_EACH", _same(5),
+          "a crossing read only with 5 runs of each class (the declared minimum is 3)"),
+    _rule("f11e.safe", "2/5 collapsed at every dose", "gspo_lab.findings.f11.ladder.STABLE_AT_MOST", _same(2),
+          "'stable' loosened from at most 1 of 5 collapsed to 2 of 5"),
+    _rule("f11e.warmup", "4/5 collapsed, 20 rollouts later", "gspo_lab.findings.f11.ladder.DELAY_ROLLOUTS",
+          _same(30), "a delay read only past 30 rollouts (the declared 10)"),
+    _rule("f11f.mask", "mask 4/5", "gspo_lab.findings.f11.arms.COLLAPSES_AT_LEAST", _same(5),
+          "'collapses' tightened from 4 of 5 to 5 of 5 (the masked arm's 4/5 no longer refutes)"),
+    _rule("f11g.one_update", "CISPO 4/5 at M = 1", "gspo_lab.findings.f11.arms.COLLAPSES_AT_LEAST", _same(5),
+          "'collapses' tightened from 4 of 5 to 5 of 5 (a successor's 4/5 at M = 1 no longer flags an artefact)"),
 ]  # fmt: skip
 MUTANTS += RULE_MUTANTS
 

@@ -35,7 +35,9 @@ import gspo_lab.findings.f10.revert as f10r
 import gspo_lab.findings.f10.sgd as f10y
 import gspo_lab.findings.f10.ten as f10t
 import gspo_lab.findings.f10.why as f10
+import gspo_lab.findings.f11.arms as f11arms
 import gspo_lab.findings.f11.corrections as f11c
+import gspo_lab.findings.f11.ladder as f11e
 import gspo_lab.findings.f11.successors as f11
 import gspo_lab.findings.page  # noqa: F401  (imports every finding, so RULES is complete)
 import gspo_lab.findings.rules as rules
@@ -489,6 +491,59 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("below GRPO and below GSPO", lambda: f11.position_verdict(DOWN, DOWN, f11.POSITION_B), "below_grpo"),
         ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED, f11.POSITION_B), "unresolved"),
     ],
+    "f11e.dose": [
+        ("above GRPO and above GSPO", lambda: f11.position_verdict(UP, UP, f11e.DOSE), "above_gspo"),
+        ("above GRPO, across 0 against GSPO", lambda: f11.position_verdict(UP, MIXED, f11e.DOSE), "gspo_like"),
+        ("above GRPO, below GSPO", lambda: f11.position_verdict(UP, DOWN, f11e.DOSE), "between"),
+        ("across 0 against GRPO, below GSPO", lambda: f11.position_verdict(MIXED, DOWN, f11e.DOSE), "grpo_like"),
+        ("below GRPO and below GSPO", lambda: f11.position_verdict(DOWN, DOWN, f11e.DOSE), "below_grpo"),
+        ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED, f11e.DOSE), "unresolved"),
+    ],
+    "f11f.arm": [
+        ("above GRPO and above GSPO", lambda: f11.position_verdict(UP, UP, f11arms.ARM), "above_gspo"),
+        ("above GRPO, across 0 against GSPO", lambda: f11.position_verdict(UP, MIXED, f11arms.ARM), "gspo_like"),
+        ("above GRPO, below GSPO", lambda: f11.position_verdict(UP, DOWN, f11arms.ARM), "between"),
+        ("across 0 against GRPO, below GSPO", lambda: f11.position_verdict(MIXED, DOWN, f11arms.ARM), "grpo_like"),
+        ("below GRPO and below GSPO", lambda: f11.position_verdict(DOWN, DOWN, f11arms.ARM), "below_grpo"),
+        ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED, f11arms.ARM), "unresolved"),
+    ],
+    "f11e.kl50": [
+        ("4 of 8 collapsed, the classes apart", lambda: f11e.kl50_verdict(_ladder_table(), "cispo"), "crossing"),
+        ("every run collapsed", lambda: f11e.kl50_verdict(_ladder_table(), "sapo"), "all"),
+        ("no run collapsed", lambda: f11e.kl50_verdict(_ladder_table(), "grpo"), "none"),
+        ("2 of 8 collapsed", lambda: f11e.kl50_verdict(_ladder_table(), "gspo"), "few"),
+    ],
+    "f11e.safe": [
+        ("0/5 at 2e-5, a freeze at 4e-5", lambda: f11e.safe_verdict(_safe_doses(), "cispo")[0], "safe"),
+        ("2/5 collapsed at every dose", lambda: f11e.safe_verdict(_safe_doses(), "sapo")[0], "none"),
+    ],
+    "f11e.warmup": [
+        (
+            "1/5 collapsed",
+            lambda: f11e.warmup_verdict(_warmup_table([False, False, True, False, False]), "cispo", 80),
+            "saves",
+        ),
+        (
+            "4/5 collapsed, 20 rollouts later",
+            lambda: f11e.warmup_verdict(_warmup_table([True] * 4 + [False], [30, 30, 40, 30, None]), "cispo", 80),
+            "delays",
+        ),
+        (
+            "5/5 collapsed, as early",
+            lambda: f11e.warmup_verdict(_warmup_table([True] * 5, [10] * 5), "cispo", 80),
+            "no_change",
+        ),
+    ],
+    "f11f.mask": [
+        ("mask 0/5, like GRPO; CISPO 5/5", lambda: f11arms.mask_verdict(_f11f_table([False] * 5)), "supported"),
+        ("mask 4/5", lambda: f11arms.mask_verdict(_f11f_table([True] * 4 + [False])), "refuted"),
+        ("mask 2/5", lambda: f11arms.mask_verdict(_f11f_table([True] * 2 + [False] * 3)), "unresolved"),
+    ],
+    "f11g.one_update": [
+        ("CISPO 4/5 at M = 1", lambda: f11arms.one_update_verdict(_m1_table([True] * 4 + [False])), "artefact"),
+        ("nothing collapses at M = 1", lambda: f11arms.one_update_verdict(_m1_table([False] * 5)), "kept"),
+        ("CISPO 2/5 at M = 1", lambda: f11arms.one_update_verdict(_m1_table([True] * 2 + [False] * 3)), "unresolved"),
+    ],
     "f10t.two_by_two": _two_by_two_cases(f10t.ten_verdict),
     "f10y.two_by_two": _two_by_two_cases(f10y.sgd_verdict),
     "f10u.skip_shrink": _ten_seed_cases("skip", f10t.skip_ten_verdict),
@@ -581,6 +636,45 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("medians 30 and 300", lambda: f8.spikes_verdict(S([30.0, 28, 33]), S([300.0, 310, 290])), "different"),
     ],
 }
+
+
+def _ladder_table() -> pd.DataFrame:
+    """Synthetic ladder runs (tests/test_f11_ladder.py's builder): CISPO's classes apart at KL k3 0.02 / 0.2."""
+    from test_f11_ladder import _runs
+
+    lows, highs = [0.01, 0.012, 0.015, 0.02], [0.2, 0.25, 0.3, 0.35]
+    return pd.concat([_runs("cispo", lows + highs, [False] * 4 + [True] * 4), _runs("grpo", lows + highs, [False] * 8),
+                      _runs("sapo", lows + highs, [True] * 8), _runs("gspo", lows + highs, [False] * 6 + [True] * 2)],
+                     ignore_index=True)  # fmt: skip
+
+
+def _safe_doses() -> list[dict]:
+    from test_f11_ladder import _dose
+
+    return [_dose("cispo", 2e-5, 0, 0, "grpo_like"), _dose("cispo", 4e-5, 0, 1, "grpo_like"),
+            _dose("sapo", 2e-5, 2, 0, "grpo_like"), _dose("sapo", 4e-5, 2, 0, "grpo_like")]  # fmt: skip
+
+
+def _warmup_table(collapsed, onset=None) -> pd.DataFrame:
+    from test_f11_ladder import _runs
+
+    anchor = _runs("cispo", [0.3] * 5, [True] * 5, lr=1e-4, source="f11b", onset=[10] * 5)
+    return pd.concat([anchor, _runs("cispo", [0.002] * 5, collapsed, warmup=80, lr=1e-4, onset=onset)],
+                     ignore_index=True)  # fmt: skip
+
+
+def _f11f_table(mask_collapsed) -> pd.DataFrame:
+    from test_f11_arms import _f11f
+
+    return _f11f(mask_collapsed, [0.31, 0.30, 0.36, 0.30, 0.34])
+
+
+def _m1_table(cispo) -> pd.DataFrame:
+    from test_f11_arms import _arm
+
+    return pd.concat([_arm("grpo@M1", [False] * 5, [0.5] * 5, f11arms.SPEC_G),
+                      _arm("cispo@M1", cispo, [0.5] * 5, f11arms.SPEC_G),
+                      _arm("sapo@M1", [False] * 5, [0.5] * 5, f11arms.SPEC_G)], ignore_index=True)  # fmt: skip
 
 
 def outcome_of(rule: str, what: str) -> str:
