@@ -19,8 +19,7 @@ from dataclasses import replace
 import pandas as pd
 
 from gspo_lab.experiments import failure
-from gspo_lab.experiments.spec import cells
-from gspo_lab.experiments.store import load_result, result_path
+from gspo_lab.findings.f11.regimes import per_rollout
 from gspo_lab.findings.rules import COLLAPSES_AT_LEAST, PENDING, STABLE_AT_MOST, Rule, register
 from gspo_lab.findings.tables import declared, spec
 
@@ -77,9 +76,8 @@ ONE_UPDATE = register(
 
 def _kept_share(source: str, key: str) -> float:
     """The mean over the first :data:`EARLY` rollouts of the share of out-of-band tokens that keep their gradient."""
-    cell = next(c for c in cells(spec(source), "all") if c.key == key)
     try:
-        shares = failure.kept_grad_share(load_result(result_path(cell))["per_rollout"])[:EARLY]
+        shares = failure.kept_grad_share(per_rollout(source, key))[:EARLY]
     except ValueError:
         return math.nan
     shares = [s for s in shares if s is not None]

@@ -25,9 +25,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from gspo_lab.experiments.spec import cells
-from gspo_lab.experiments.store import load_result, result_path
-from gspo_lab.findings.f11.regimes import DRIFT, SPEC_B, SPEC_D
+from gspo_lab.findings.f11.regimes import DRIFT, SPEC_B, SPEC_D, per_rollout
 from gspo_lab.findings.f11.regimes import runs as regime_runs
 from gspo_lab.findings.rules import PENDING, STABLE_AT_MOST, Rule, register
 from gspo_lab.findings.tables import declared, spec
@@ -105,8 +103,7 @@ WARMUP = register(
 @functools.cache
 def _series(source: str, key: str) -> tuple[float, float]:
     """(rollout-0 KL k3, largest per-rollout KL k3) of one stored run; NaN where not stored."""
-    cell = next(c for c in cells(spec(source), "all") if c.key == key)
-    kl = load_result(result_path(cell))["per_rollout"].get(DRIFT) or [math.nan]
+    kl = per_rollout(source, key).get(DRIFT) or [math.nan]
     finite = [float(v) for v in kl if v is not None and math.isfinite(float(v))]
     return float(kl[0]), max(finite) if finite else math.nan
 

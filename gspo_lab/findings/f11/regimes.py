@@ -25,8 +25,8 @@ from gspo_lab.findings.fmt import clip_label, num
 from gspo_lab.findings.rules import COLLAPSE_CLASS, class_verdict, collapse_class
 from gspo_lab.findings.tables import F2, MODELS, declared, spec, with_base
 
-__all__ = ["SPEC", "SPEC_B", "SPEC_B_DENSE", "SPEC_D", "STORED", "runs", "NAMES", "DRIFT", "knobs", "first_drift",
-           "drift_groups", "drift_span", "collapse_cell", "contrasts", "baseline_counts"]  # fmt: skip
+__all__ = ["SPEC", "SPEC_B", "SPEC_B_DENSE", "SPEC_D", "STORED", "runs", "NAMES", "DRIFT", "knobs", "per_rollout",
+           "first_drift", "drift_groups", "drift_span", "collapse_cell", "contrasts", "baseline_counts"]  # fmt: skip
 
 NAMES = {"grpo": "GRPO", "gspo": "GSPO", "cispo": "CISPO", "sapo": "SAPO", "luspo": "LUSPO", "vespo": "VESPO",
          "gmpo": "GMPO"}  # fmt: skip
@@ -62,11 +62,16 @@ def _cells_of(source: str) -> dict:
     return {c.key: c for c in cells(spec(source), "all")}
 
 
+def per_rollout(source: str, key: str) -> dict:
+    """The stored per-rollout series of cell ``key`` of spec ``source`` (the readings' loader, cached by the store)."""
+    return load_result(result_path(_cells_of(source)[key]))["per_rollout"]
+
+
 def first_drift(table: pd.DataFrame) -> pd.Series:
     """Each run's rollout-0 KL k3 (:data:`DRIFT`'s first value; NaN where not stored), from ``source`` and ``key``."""
     values = []
     for source, key in zip(table["source"], table["key"], strict=True):
-        series = load_result(result_path(_cells_of(source)[key]))["per_rollout"].get(DRIFT) or [float("nan")]
+        series = per_rollout(source, key).get(DRIFT) or [float("nan")]
         values.append(float(series[0]))
     return pd.Series(values, index=table.index, dtype=float, name="drift")
 
