@@ -256,7 +256,8 @@ def test_dense_model_has_no_moe_metrics():
         (
             "token_advantage",
             0.5,
-            r"needs an objective that takes per-token advantages \(\['grpo_token_mean', 'gspo_token'\]\)",
+            r"needs an objective that takes per-token advantages "
+            r"\(\['cispo_clip', 'cispo_mask', 'grpo_token_mean', 'gspo_token'\]\)",
         ),
     ],
 )
