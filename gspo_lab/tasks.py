@@ -4,6 +4,10 @@
 * ``add``: ``A:123+456=`` → ``579``; with ``scratchpad=True`` the response first spells every column from the
   least significant digit, ``3+6+0=09;2+5+0=07;1+4+0=05|579`` (a+b+carry_in=carry_out·sum_digit), so responses
   are ~9·L + L + 1 tokens long.
+* ``add_format``: ``add``'s problems and scratchpad, rewarded only when the completion also *has the scratchpad's
+  form*: L well-formed columns ``d+d+c=cd`` joined by ``;``, then ``|`` and the answer. A correct completion then
+  has exactly the target's length (10·L or 10·L + 1 characters), so a length study at fixed L cannot be gamed by
+  dropping the scratchpad (issue 37 part B). The columns' digits are not checked: only their form.
 
 Rewards (all in [0, 1], the paper's verifier range):
     * :meth:`Task.reward` — exact match of the final answer, the text after the last ``|`` (what the paper's
@@ -20,12 +24,13 @@ Prompts come from a seeded sampler (explicit ``torch.Generator``) and from fixed
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-__all__ = ["Problem", "Task", "SortTask", "AddTask", "TASKS", "get_task", "make_splits", "load_split"]
+__all__ = ["Problem", "Task", "SortTask", "AddTask", "AddFormatTask", "TASKS", "get_task", "make_splits", "load_split"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,12 @@ class Task:
 
     name: str = ""
     lengths: tuple[int, ...] = ()
+
+    @property
+    def split_name(self) -> str:
+        """The file of ``data/tasks/`` holding this task's prompts (a task that rewards another's problems
+        differently shares its splits)."""
+        return self.name
 
     def make(self, digits: list[int], length: int) -> Problem:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -128,7 +139,33 @@ class AddTask(Task):
         return Problem(prompt=f"A:{a}+{b}=", answer=answer, target=target)
 
 
-TASKS: dict[str, Task] = {"sort": SortTask(), "add": AddTask(scratchpad=True)}
+class AddFormatTask(AddTask):
+    """``add`` with the scratchpad's form enforced by the reward: 1.0 only when the completion is L well-formed
+    columns (``d+d+c=cd``, joined by ``;``) then ``|`` and the right answer. Same problems, splits and targets as
+    ``add``; the columns' arithmetic is not checked (a verifier of form, as production format rewards are)."""
+
+    name = "add_format"
+
+    def __init__(self):
+        super().__init__(scratchpad=True)
+
+    @property
+    def split_name(self) -> str:
+        return "add"
+
+    @staticmethod
+    def form(columns: int) -> re.Pattern:
+        """The completion's required form with ``columns`` (= L) columns."""
+        column = r"\d\+\d\+[01]=[01]\d"
+        return re.compile(rf"(?:{column};){{{columns - 1}}}{column}\|\d+")
+
+    def reward(self, problem: Problem, completion: str) -> float:
+        """1.0 when the completion has the form (:meth:`form`, L = the target's columns) and the right answer."""
+        columns = problem.target.count(";") + 1
+        return float(self.form(columns).fullmatch(completion) is not None and super().reward(problem, completion))
+
+
+TASKS: dict[str, Task] = {"sort": SortTask(), "add": AddTask(scratchpad=True), "add_format": AddFormatTask()}
 
 
 def get_task(name: str) -> Task:
@@ -165,8 +202,9 @@ def make_splits(task: Task, seed: int = SPLIT_SEED) -> dict[str, dict[str, list[
 
 def parse_prompt(task: Task, prompt: str) -> Problem:
     """Rebuild the :class:`Problem` of a stored prompt."""
-    body = prompt[2:-1] if task.name == "sort" else prompt[2:-1].replace("+", "")
-    length = len(body) if task.name == "sort" else len(body) // 2
+    is_sort = isinstance(task, SortTask)
+    body = prompt[2:-1] if is_sort else prompt[2:-1].replace("+", "")
+    length = len(body) if is_sort else len(body) // 2
     return task.make([int(c) for c in body], length)
 
 
@@ -175,7 +213,7 @@ def load_split(task: Task, split: str, length: int, data_dir: str | Path | None 
     from gspo_lab.paths import data_dir as default_data_dir
 
     folder = Path(data_dir) if data_dir is not None else default_data_dir()
-    table = json.loads((folder / "tasks" / f"{task.name}.json").read_text())
+    table = json.loads((folder / "tasks" / f"{task.split_name}.json").read_text())
     if split not in table:
         raise ValueError(f"split must be one of {sorted(table)}, got {split!r}")
     if str(length) not in table[split]:

@@ -63,10 +63,10 @@ def test_sampler_is_seeded_and_uses_its_generator():
         get_task("reverse")
 
 
-@pytest.mark.parametrize("name", ["sort", "add"])
+@pytest.mark.parametrize("name", ["sort", "add", "add_format"])
 def test_shipped_splits_are_the_generator_output_and_disjoint(name):
     task = get_task(name)
-    shipped = json.loads((DATA / "tasks" / f"{name}.json").read_text())
+    shipped = json.loads((DATA / "tasks" / f"{task.split_name}.json").read_text())
     assert shipped == make_splits(task)
     for length in task.lengths:
         train, ev = set(shipped["train"][str(length)]), set(shipped["eval"][str(length)])
@@ -88,3 +88,25 @@ def test_tokenizer_round_trip(tmp_path):
     assert again(text, add_special_tokens=False).input_ids == ids
     assert (again.pad_token_id, again.bos_token_id, again.eos_token_id) == (0, 1, 2)
     assert len(again) == 4 + len(ALPHABET)
+
+
+def test_add_format_rewards_the_answer_only_with_the_scratchpad_form():
+    """add_format (issue 37 part B): the final answer counts only inside L well-formed columns, so a correct
+    completion has exactly the target's length; the columns' arithmetic is not checked (form, not content)."""
+    task, plain = get_task("add_format"), get_task("add")
+    for L in (2, 4, 7):
+        p = load_split(task, "eval", L, DATA)[0]
+        assert p == load_split(plain, "eval", L, DATA)[0]  # the same problems as add
+        assert task.reward(p, p.target) == 1.0 and len(p.target) in (10 * L, 10 * L + 1)
+        bare = "|" + p.answer
+        assert plain.reward(p, bare) == 1.0 and task.reward(p, bare) == 0.0  # add takes it; add_format does not
+        columns, answer = p.target.split("|")
+        dropped = columns.split(";", 1)[1] + "|" + answer  # one column short
+        doubled = columns + ";" + columns.split(";")[0] + "|" + answer  # one column too many
+        assert task.reward(p, dropped) == 0.0 and task.reward(p, doubled) == 0.0
+        bad_carry = p.target.replace("=", "+0=", 1)  # a malformed column
+        assert task.reward(p, bad_carry) == 0.0
+        wrong_digit = ("8" if p.target[0] == "9" else "9") + p.target[1:]  # well-formed, wrong arithmetic
+        assert task.reward(p, wrong_digit) == 1.0
+        wrong_answer = columns + "|" + str(int(p.answer) + 1)
+        assert task.reward(p, wrong_answer) == 0.0
