@@ -242,7 +242,8 @@ class TrainConfig:
         else:
             check_clip_range(*self.clip)  # the band in force: given values, else the objective's defaults
         ckpt_task = checkpoint_task(self.checkpoint)  # raises FileNotFoundError naming the checkpoint
-        if ckpt_task != self.task:
+        # a task that rewards the same problems and targets differently (add_format vs add) may share a cold start
+        if get_task(ckpt_task).split_name != get_task(self.task).split_name:
             raise ValueError(
                 f"task={self.task!r} does not match checkpoint {self.checkpoint!r}, which was trained on "
                 f"{ckpt_task!r}: pass task={ckpt_task!r} or a {self.task!r} checkpoint"

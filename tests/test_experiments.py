@@ -425,7 +425,7 @@ def test_cold_start_probe_and_pooling(tmp_path, monkeypatch):
     out = run_probe("cold_start", cells(spec)[0].cfg, samples=2)["summary"]
     assert out["samples"] == 16 and 0 <= out["accuracy_sampled"] <= 1
     monkeypatch.setattr("gspo_lab.experiments.read.spec_named", lambda name: spec)
-    pooled = cold_starts("probe_test")[("sweep-sort", 6, 1.0)]
+    pooled = cold_starts("probe_test")[("sweep-sort", 6, 1.0, "sort")]
     assert pooled["seeds"] == 2 and pooled["samples"] == 32
 
 

@@ -108,7 +108,12 @@ def test_const_norm_divides_by_the_response_budget_not_the_padded_length(monkeyp
 def test_task_must_match_the_checkpoint():
     with pytest.raises(ValueError, match="does not match checkpoint 'sweep-sort', which was trained on 'sort'"):
         TrainConfig(checkpoint="sweep-sort", task="add", length=4)
+    with pytest.raises(ValueError, match="which was trained on 'add_format'"):
+        TrainConfig(checkpoint="sweep-addfmt-L7", task="sort", length=7)
     TrainConfig(checkpoint="sweep-add", task="add", length=4)
+    # add and add_format share problems and targets (only the reward differs): their cold starts serve both
+    TrainConfig(checkpoint="sweep-addfmt-L7", task="add", length=7)
+    TrainConfig(checkpoint="sweep-add", task="add_format", length=4)
 
 
 def test_a_checkpoint_that_states_no_task_is_refused(tmp_path):

@@ -10,10 +10,19 @@ import pandas as pd
 from gspo_lab.experiments.spec import Spec, cells, spec_named
 from gspo_lab.experiments.store import load_result, result_path
 
-__all__ = ["curves", "stored_curves", "stored_arms", "cold_starts", "COLD_START_SPEC"]
+__all__ = ["curves", "stored_curves", "stored_arms", "cold_starts", "cold_start_key", "COLD_START_SPEC",
+           "COLD_START_SPECS"]
 
-#: the spec whose probe cells measure the pooled cold starts of endpoint v2
+#: the spec whose probe cells measure the pooled cold starts of endpoint v2 (sort)
 COLD_START_SPEC = "p0_cold_start"
+#: every spec measuring pooled cold starts: sort's, then the addition cold starts of finding 6's length study
+COLD_START_SPECS = (COLD_START_SPEC, "p0b_cold_start_add")
+
+
+def cold_start_key(cfg) -> tuple[str, int, float, str]:
+    """A run's key into :func:`cold_starts`: (checkpoint, length, temperature, task) — the task too, since one
+    cold start serves tasks that reward the same problems differently (add, add_format)."""
+    return cfg.checkpoint, cfg.length, cfg.temperature, cfg.task
 
 
 def curves(spec: Spec, metric: str, seeds: str = "all") -> pd.DataFrame:
@@ -76,21 +85,24 @@ def stored_arms(spec_names: list[str], seeds: str = "confirm") -> list[dict]:
     return out
 
 
-def cold_starts(spec_name: str = COLD_START_SPEC) -> dict[tuple[str, int, float], dict]:
-    """The pooled cold starts: per (checkpoint, length, temperature), the mean sampled accuracy over the spec's
-    stored ``cold_start`` probe cells (``accuracy``), the samples pooled, the seeds, and the greedy accuracy."""
+def cold_starts(spec_name: str | tuple[str, ...] = COLD_START_SPECS) -> dict[tuple[str, int, float, str], dict]:
+    """The pooled cold starts: per :func:`cold_start_key` (checkpoint, length, temperature, task), the mean sampled
+    accuracy over the specs' stored ``cold_start`` probe cells (``accuracy``), the samples pooled, the seeds, and the
+    greedy accuracy."""
     from gspo_lab.experiments.store import finished
 
-    spec = spec_named(spec_name)
+    names = (spec_name,) if isinstance(spec_name, str) else spec_name
     rows = {}
-    for cell in cells(spec, "all"):
-        path = result_path(cell)
-        if path.exists():
-            r = load_result(path)["summary"]
-            rows.setdefault((cell.cfg.checkpoint, cell.cfg.length, cell.cfg.temperature), []).append(r)
+    for name in names:
+        for cell in cells(spec_named(name), "all"):
+            path = result_path(cell)
+            if path.exists():
+                r = load_result(path)["summary"]
+                rows.setdefault(cold_start_key(cell.cfg), []).append(r)
     if not rows:
         raise ValueError(
-            f"no stored cold starts: run gspo-lab sweep data/specs/{spec_name}.toml ({len(finished(spec))} cells)"
+            f"no stored cold starts: run gspo-lab sweep data/specs/{names[0]}.toml "
+            f"({len(finished(spec_named(names[0])))} cells)"
         )
     return {
         key: {

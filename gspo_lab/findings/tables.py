@@ -108,7 +108,7 @@ def declared(s: Spec, seeds: str = "confirm") -> pd.DataFrame:
     MIN_EVAL_SAMPLES samples, else the stored flag; the stored flag always in ``collapsed_v1``, the endpoint's name
     in ``endpoint``, and for v2 cells its late accuracy, reward AUC, collapse-mode columns and ``collapsed_last`` (the
     last evaluation alone below v2's threshold)."""
-    from gspo_lab.experiments.read import cold_starts
+    from gspo_lab.experiments.read import cold_start_key, cold_starts
 
     t = finished(s, seeds)
     if t.empty:
@@ -123,7 +123,7 @@ def declared(s: Spec, seeds: str = "confirm") -> pd.DataFrame:
         cfg = by_key[key].cfg
         rows.append(
             endpoint_v2(
-                load_result(result_path(by_key[key])), pooled[(cfg.checkpoint, cfg.length, cfg.temperature)]["accuracy"]
+                load_result(result_path(by_key[key])), pooled[cold_start_key(cfg)]["accuracy"]
             )
         )
     extra = pd.DataFrame(rows)

@@ -91,13 +91,13 @@ def runs() -> pd.DataFrame:
     two evaluations below half the pooled cold start; issue 35, it read the v1 flag before), ``collapsed_v1`` (the
     stored flag) and :func:`endpoints`; a branch's *pre* columns hold its trunk's (the same state up to the branch
     point)."""
-    from gspo_lab.experiments.read import cold_starts
+    from gspo_lab.experiments.read import cold_start_key, cold_starts
 
     rows, pooled = [], cold_starts()
     for cell in cells(spec(SPEC), "confirm"):
         if (path := result_path(cell)).exists():
             result, c = load_result(path), cell.cfg
-            v2 = endpoint_v2(result, pooled[(c.checkpoint, c.length, c.temperature)]["accuracy"])["collapsed"]
+            v2 = endpoint_v2(result, pooled[cold_start_key(c)]["accuracy"])["collapsed"]
             rows.append({"arm_id": arm_of(cell.point), "seed": cell.seed, "branch_at": c.branch_at, "collapsed": v2,
                          "collapsed_v1": bool(result["summary"]["collapsed"]), **endpoints(result)})  # fmt: skip
     columns = ["arm_id", "seed", "branch_at", "collapsed", "collapsed_v1", *_PRE_OF, "pre_acc", "pre_reward"]
