@@ -402,9 +402,15 @@ def confirm_any_sign(first, fresh):
     return f5_precision.CONFIRM.verdict("confirmed" if stats.interval_sign(fresh) != 0 else "not")
 
 
-def trend_without_interval(table):
-    """The slope of the noise ratio against log2 L with no interval: its sign decides."""
-    slope = float(np.polyfit(np.log2(table["length"].to_numpy(float)), table["noise_ratio_kK"].to_numpy(float), 1)[0])
+def qualifies_at_the_shortest_length_only(table, lr, seeds=2):
+    """f6c.regime's criterion without its second half: GSPO's collapses at the longer lengths are not read."""
+    at = table[table["lr"] == lr]
+    return not at[at["length"] == at["length"].min()]["collapsed"].any()
+
+
+def trend_without_interval(table, x="length"):
+    """The slope of the noise ratio against log2 L (or ``x``) with no interval: its sign decides."""
+    slope = float(np.polyfit(np.log2(table[x].to_numpy(float)), table["noise_ratio_kK"].to_numpy(float), 1)[0])
     return slope, slope, slope
 
 
@@ -633,6 +639,12 @@ RULE_MUTANTS += [
     _rule("f6.grows", "noisy, slightly rising mean", "gspo_lab.findings.f6.variance.trend",
           _same(trend_without_interval),
           "the slope's sign without its interval (as is_monotonic_increasing on means did)"),
+    _rule("f6b.above_one", "across 1", "gspo_lab.findings.f6.variance.interval_sign", _same(sign_of_mean),
+          "the sign of the mean instead of the interval"),
+    _rule("f6b.grows", "noisy, slightly rising mean", "gspo_lab.findings.f6.variance.trend",
+          _same(trend_without_interval), "the slope's sign without its interval"),
+    _rule("f6c.regime", "GSPO collapses at L = 7 at 1e-4", "gspo_lab.findings.f6.stability.qualifies",
+          _same(qualifies_at_the_shortest_length_only), "the criterion read at the shortest length only"),
     _rule("f6.relvar_change", "across 0", "gspo_lab.findings.f6.variance.interval_sign", _same(sign_of_mean),
           "the sign of the mean difference instead of its interval"),
     _rule("f7.token_credit", "across 0, mean above 0", "gspo_lab.findings.f7.token_adv.seed_interval",

@@ -24,6 +24,8 @@ import gspo_lab.findings.f2.ten as f2t
 import gspo_lab.findings.f3.volatility as f3
 import gspo_lab.findings.f4.replay as f4
 import gspo_lab.findings.f5.precision as f5
+import gspo_lab.findings.f6.length as f6b
+import gspo_lab.findings.f6.stability as f6c
 import gspo_lab.findings.f6.variance as f6
 import gspo_lab.findings.f7.token_adv as f7
 import gspo_lab.findings.f8.dense as f8
@@ -88,6 +90,23 @@ def _premise(bf16: list[float], fp32: list[float]) -> pd.DataFrame:
 
 def _noise(ratio_by_len: dict[int, list[float]]) -> pd.DataFrame:
     return pd.DataFrame([{"length": L, "noise_ratio_kK": r} for L, rs in ratio_by_len.items() for r in rs])
+
+
+def _search(collapsed: dict[tuple[float, int, str], int] | None = None, lrs=(1e-4, 3e-5)) -> pd.DataFrame:
+    """f6c's search table: every arm x length x lr on 2 seeds; ``collapsed`` maps (lr, L, arm) to how many seeds
+    collapsed there."""
+    collapsed = collapsed or {}
+    rows = [{"lr": lr, "length": L, "objective": arm, "seed": seed, "late_acc": 0.4,
+             "collapsed": seed < collapsed.get((lr, L, arm), 0), "frozen": False}
+            for lr in lrs for L in (2, 4, 7) for arm in f6c.ARMS for seed in (0, 1)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _noise_b(ratio_by_len: dict[int, list[float]]) -> pd.DataFrame:
+    """f6b's table: add_format's digits L, their response tokens and the per-seed ratios."""
+    table = _noise(ratio_by_len)
+    return table.assign(tokens=[f6b.tokens(L) for L in table["length"]], seed=[i for rs in ratio_by_len.values()
+                                                                             for i in range(len(rs))])
 
 
 def _two(norm_grpo_dir, norm_gspo_dir, dir_gspo_norm, dir_grpo_norm):
@@ -206,6 +225,21 @@ def _v(outcome: str) -> rules.Verdict:
 DUAL, CLIP10, CLIP30 = (f2e.INTERVENTIONS[k] for k in [("grpo_dual_clip", "off"), ("grpo", "10"), ("grpo", "30")])
 
 #: rule name -> [(what, computation, expected outcome)]
+
+def _position_cases(rule):
+    """The cases of a rule that reads finding 11's position (``f11b.position``, ``f11e.dose``, ``f11f.arm``): every
+    outcome of ``f11.position``'s table, judged under ``rule()`` (a thunk: the rule modules import late)."""
+    pairs = [
+        ("above GRPO and above GSPO", UP, UP, "above_gspo"),
+        ("above GRPO, across 0 against GSPO", UP, MIXED, "gspo_like"),
+        ("above GRPO, below GSPO", UP, DOWN, "between"),
+        ("across 0 against GRPO, below GSPO", MIXED, DOWN, "grpo_like"),
+        ("below GRPO, across 0 against GSPO", DOWN, MIXED, "below_grpo"),
+        ("below GRPO and below GSPO", DOWN, DOWN, "below_grpo"),
+        ("both across 0", MIXED_POS, MIXED, "unresolved"),
+    ]
+    return [(name, lambda g=g, s=s: f11.position_verdict(g, s, rule()), out) for name, g, s, out in pairs]
+
 CASES: dict[str, list[tuple[str, object, str]]] = {
     "f1.clip_ratio": [
         ("ratios ~105", lambda: f1.clip_ratio_verdict(S([100.0, 110, 95, 105, 120]), 5), "reproduced"),
@@ -403,6 +437,27 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
             "none",
         ),
     ],
+    "f6b.above_one": [
+        ("above", lambda: f6.above_one_verdict(1 + UP * 10, f6b.ABOVE_ONE_B), "above"),
+        ("below", lambda: f6.above_one_verdict(1 + DOWN * 10, f6b.ABOVE_ONE_B), "below"),
+        ("across 1", lambda: f6.above_one_verdict(1 + MIXED * 10, f6b.ABOVE_ONE_B), "inside"),
+    ],
+    "f6b.grows": [
+        ("rising", lambda: f6.grows_verdict(_noise_b({2: [1.0, 1.1, 0.9], 4: [1.5, 1.6, 1.4], 7: [2.0, 2.1, 1.9]}),
+                                            f6b.GROWS_B, "tokens"), "grows"),
+        ("falling", lambda: f6.grows_verdict(_noise_b({2: [2.0, 2.1, 1.9], 4: [1.5, 1.6, 1.4], 7: [1.0, 1.1, 0.9]}),
+                                             f6b.GROWS_B, "tokens"), "shrinks"),
+        ("noisy, slightly rising mean", lambda: f6.grows_verdict(
+            _noise_b({2: [0.6, 1.9, 1.2, 0.8, 1.5], 4: [2.2, 0.7, 1.1, 1.6, 0.9], 7: [1.0, 2.3, 0.8, 1.7, 1.2]}),
+            f6b.GROWS_B, "tokens"), "none"),
+    ],
+    "f6c.regime": [
+        ("GRPO collapses at L = 7 only, both lrs", lambda: f6c.regime_verdict(
+            _search({(1e-4, 7, "grpo"): 2, (3e-5, 7, "grpo"): 1})), "high"),
+        ("GSPO collapses at L = 7 at 1e-4", lambda: f6c.regime_verdict(_search({(1e-4, 7, "gspo"): 1})), "low"),
+        ("an arm collapses at L = 2 at both lrs", lambda: f6c.regime_verdict(
+            _search({(1e-4, 2, "grpo_token_mean"): 1, (3e-5, 2, "grpo"): 2})), "none"),
+    ],
     "f6.relvar_change": [
         ("rises", lambda: f6.relvar_change_verdict(UP), "rises"),
         ("falls", lambda: f6.relvar_change_verdict(DOWN), "falls"),
@@ -482,31 +537,9 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED), "unresolved"),
         ("t interval across 0 where the bootstrap's is above", lambda: f11.position_verdict(EDGE, DOWN), "grpo_like"),
     ],
-    "f11b.position": [
-        ("above GRPO and above GSPO", lambda: f11.position_verdict(UP, UP, f11.POSITION_B), "above_gspo"),
-        ("above GRPO, across 0 against GSPO", lambda: f11.position_verdict(UP, MIXED, f11.POSITION_B), "gspo_like"),
-        ("above GRPO, below GSPO", lambda: f11.position_verdict(UP, DOWN, f11.POSITION_B), "between"),
-        ("across 0 against GRPO, below GSPO", lambda: f11.position_verdict(MIXED, DOWN, f11.POSITION_B), "grpo_like"),
-        ("below GRPO, across 0 against GSPO", lambda: f11.position_verdict(DOWN, MIXED, f11.POSITION_B), "below_grpo"),
-        ("below GRPO and below GSPO", lambda: f11.position_verdict(DOWN, DOWN, f11.POSITION_B), "below_grpo"),
-        ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED, f11.POSITION_B), "unresolved"),
-    ],
-    "f11e.dose": [
-        ("above GRPO and above GSPO", lambda: f11.position_verdict(UP, UP, f11e.DOSE), "above_gspo"),
-        ("above GRPO, across 0 against GSPO", lambda: f11.position_verdict(UP, MIXED, f11e.DOSE), "gspo_like"),
-        ("above GRPO, below GSPO", lambda: f11.position_verdict(UP, DOWN, f11e.DOSE), "between"),
-        ("across 0 against GRPO, below GSPO", lambda: f11.position_verdict(MIXED, DOWN, f11e.DOSE), "grpo_like"),
-        ("below GRPO and below GSPO", lambda: f11.position_verdict(DOWN, DOWN, f11e.DOSE), "below_grpo"),
-        ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED, f11e.DOSE), "unresolved"),
-    ],
-    "f11f.arm": [
-        ("above GRPO and above GSPO", lambda: f11.position_verdict(UP, UP, f11arms.ARM), "above_gspo"),
-        ("above GRPO, across 0 against GSPO", lambda: f11.position_verdict(UP, MIXED, f11arms.ARM), "gspo_like"),
-        ("above GRPO, below GSPO", lambda: f11.position_verdict(UP, DOWN, f11arms.ARM), "between"),
-        ("across 0 against GRPO, below GSPO", lambda: f11.position_verdict(MIXED, DOWN, f11arms.ARM), "grpo_like"),
-        ("below GRPO and below GSPO", lambda: f11.position_verdict(DOWN, DOWN, f11arms.ARM), "below_grpo"),
-        ("both across 0", lambda: f11.position_verdict(MIXED_POS, MIXED, f11arms.ARM), "unresolved"),
-    ],
+    "f11b.position": _position_cases(lambda: f11.POSITION_B),
+    "f11e.dose": _position_cases(lambda: f11e.DOSE),
+    "f11f.arm": _position_cases(lambda: f11arms.ARM),
     "f11e.kl50": [
         ("4 of 8 collapsed, the classes apart", lambda: f11e.kl50_verdict(_ladder_table(), "cispo"), "crossing"),
         ("every run collapsed", lambda: f11e.kl50_verdict(_ladder_table(), "sapo"), "all"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from gspo_lab.findings.fmt import num
 
-__all__ = ["story", "glance", "recipe", "successor_groups"]
+__all__ = ["story", "glance", "successor_groups"]
 
 _NAMES = {"cispo": "CISPO", "sapo": "SAPO", "luspo": "LUSPO", "vespo": "VESPO", "gmpo": "GMPO"}
 
@@ -147,6 +147,9 @@ def glance(ctx: dict) -> list[dict]:
     longest = max(f6)
     f7 = _by(ctx["f7"]["confirm"], "lam")
     lam = max(f7, key=float)
+    f6b = ctx["f6b"]["per_length"]
+    f6b_long = f6b[-1] if f6b else None
+    f6b_span = f"{f6b[0]['tokens']}–{f6b[-1]['tokens']}" if f6b else "pending"
     f9, cap_map = ctx["f9"], _by(ctx["f2_map"]["summary"], "clip")["1"]
     v2 = f9["v2"]
     succ = successor_groups(ctx["f11"]["verdicts"])
@@ -160,6 +163,7 @@ def glance(ctx: dict) -> list[dict]:
     after = ", ".join(f"{r['arm']} {r['verdict']}" for r in revert)
     sgd = short(f10["sgd_two"]["verdicts"])
     fragile = [o for g in succ for o in g["fragile"]]
+    f11f = ctx["f11f"]
     return [
         _row(
             "1",
@@ -223,10 +227,14 @@ def glance(ctx: dict) -> list[dict]:
             "Gradient variance (beyond the paper)",
             "token ratios add noise that grows with length (§3)",
             f"noise ratio GRPO ÷ GSPO at L = {longest}: {f6[longest]['ratio']}; slope per doubling of L "
-            f"{ctx['f6']['slope']}",
-            f"{f6[longest]['verdict'].label} at L = {longest}; {ctx['f6']['grows'].label}",
+            f"{ctx['f6']['slope']}; longer responses at equal difficulty (addition, {f6b_span} tokens): at "
+            f"{f6b_long['tokens'] if f6b_long else '—'} tokens {f6b_long['ratio'] if f6b_long else 'pending'}, slope "
+            f"per doubling {ctx['f6b']['slope']}",
+            f"{f6[longest]['verdict'].label} at L = {longest}; {ctx['f6']['grows'].label}; on addition it "
+            f"{ctx['f6b']['grows'].label}",
             f6[longest]["verdict"],
             ctx["f6"]["grows"],
+            ctx["f6b"]["grows"],
         ),
         _row(
             "7",
@@ -268,32 +276,14 @@ def glance(ctx: dict) -> list[dict]:
             "11",
             "After GSPO (beyond)",
             "—",
-            f"late held-out accuracy vs GRPO and GSPO, no grad-norm cap; cap 1, collapsed where GRPO did not: {cap1}",
-            "; ".join(f"{g['label']}: {', '.join(g['objectives'])}" for g in succ),
+            f"late held-out accuracy vs GRPO and GSPO, no grad-norm cap; cap 1, collapsed where GRPO did not: {cap1}; "
+            f"CISPO collapsed (fresh seeds) with TRL's cap {f11f['counts'].get('cispo', '—')}, with verl's clip "
+            f"{f11f['counts'].get('cispo_clip', '—')}, with MiniMax-M1's token mask "
+            f"{f11f['counts'].get('cispo_mask', '—')} (late {f11f['late'].get('cispo_mask', '—')})",
+            "; ".join(f"{g['label']}: {', '.join(g['objectives'])}" for g in succ) + f"; the mask: {f11f['mask'].label}",
             *(v["verdict"] for v in ctx["f11"]["verdicts"][:1]),
+            f11f["mask"],
             sure="; ".join(["declared", *(["fragile: " + ", ".join(fragile)] if fragile else [])]),
         ),
     ]
 
-
-def recipe(ctx: dict) -> dict:
-    """The recipe page's measured numbers and the registry's clip defaults with their sources."""
-    from gspo_lab.objectives import OBJECTIVES
-
-    clips = []
-    for name in ("gspo", "grpo", "grpo_dual_clip", "luspo", "gmpo", "cispo", "sapo", "vespo"):
-        spec = OBJECTIVES[name]
-        band = "none (no ε)" if spec.clip is None else f"{num(spec.clip.low)} / {num(spec.clip.high)}"
-        source = spec.clip.source if spec.clip is not None else spec.reference
-        clips.append([f"`{name}`", band, spec.trust_region, f"`{spec.trl}`" if spec.trl else "—", source])
-    f11c = ctx["f11c"]["verdicts"]
-    return {
-        "clips": clips,
-        "capped": _by(ctx["f2"]["verdicts"], "clip")["1"],
-        "production_late": ctx["f2_confirm"]["late"],
-        "relative": [row for row in ctx["f10"]["shrink_cmp"] if "recent median" in row[1]],
-        "relative_fresh": ctx["f10"]["fresh_cost"],
-        "relative_seeds": ctx["f10"]["fresh_seeds"],
-        "corrections": {"none": sum(v["verdict"].outcome == "none" for v in f11c), "of": len(f11c)},
-        "f11c": f11c,
-    }

@@ -31,6 +31,8 @@ import gspo_lab.findings.f2.ten as f2_ten
 import gspo_lab.findings.f3.volatility as f3_volatility
 import gspo_lab.findings.f4.replay as f4_replay
 import gspo_lab.findings.f5.precision as f5_precision
+import gspo_lab.findings.f6.length as f6_length
+import gspo_lab.findings.f6.stability as f6_stability
 import gspo_lab.findings.f6.variance as f6_variance
 import gspo_lab.findings.f7.token_adv as f7_token_adv
 import gspo_lab.findings.f8.dense as f8_dense
@@ -41,6 +43,7 @@ import gspo_lab.findings.f11.corrections as f11_corrections
 import gspo_lab.findings.f11.ladder_page as f11_ladder
 import gspo_lab.findings.f11.successors as f11_successors
 import gspo_lab.findings.headline as headline
+import gspo_lab.findings.recipe as recipe
 import gspo_lab.findings.methods as methods
 from gspo_lab.findings.fmt import FILTERS
 from gspo_lab.paths import repo_root
@@ -99,6 +102,8 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f5_train": f5_precision.train_section,
     "f5_confirm": f5_precision.confirm_section,
     "f6": f6_variance.section,
+    "f6b": f6_length.section,
+    "f6c": f6_stability.section,
     "f7": f7_token_adv.section,
     "f8": f8_dense.section,
     "f9": f9_precursors.section,
@@ -176,7 +181,7 @@ def compute() -> tuple[dict, dict]:
     context["stats"] = methods.stats_section(rows)
     context["robust"] = robust.summary(checked)
     context["story"], context["glance"] = headline.story(context), headline.glance(context)
-    context["recipe"] = headline.recipe(context)
+    context["recipe"] = recipe.recipe(context)
     where = {n: page for ns, page in FINDING_PAGES.items() for n in ns}
     context.update(brief.context(context["glance"], where, FINDING_PAGES))  # At a glance; each page's opening
     context["finding_pages"] = [{"page": page, "title": _title(page)} for page in FINDING_PAGES.values()]

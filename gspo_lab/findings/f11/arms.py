@@ -20,6 +20,7 @@ import pandas as pd
 
 from gspo_lab.experiments import failure
 from gspo_lab.findings.f11.regimes import per_rollout
+from gspo_lab.findings.f11.successors import POSITION, position
 from gspo_lab.findings.rules import COLLAPSES_AT_LEAST, PENDING, STABLE_AT_MOST, Rule, register
 from gspo_lab.findings.tables import declared, spec
 
@@ -39,9 +40,7 @@ ARM = register(
     Rule(
         "f11f.arm",
         "11",
-        {"above_gspo": "above GSPO", "gspo_like": "like GSPO (above GRPO; not shown above or below GSPO)",
-         "between": "between GRPO and GSPO", "grpo_like": "like GRPO (below GSPO; not shown above or below GRPO)",
-         "below_grpo": "below GRPO", "unresolved": "unresolved (neither difference shown)"},
+        dict(POSITION.outcomes),
         {"LEVEL": 0.95},
         declared="data/specs/f11f_cispo_arms.toml, before its runs",
         marker="- f11f.arm per arm other than grpo and gspo",
@@ -110,7 +109,6 @@ def _count(table: pd.DataFrame, arm: str) -> tuple[int, int]:
 
 def arm_verdicts(table: pd.DataFrame) -> list[dict]:
     """Rule ``f11f.arm`` per arm of :data:`ARMS_F` with its collapse and freeze counts and kept-gradient share."""
-    from gspo_lab.findings.f11.successors import position
 
     m8 = table[table["source"] == SPEC_F]
     out = []
@@ -128,7 +126,6 @@ def arm_verdicts(table: pd.DataFrame) -> list[dict]:
 
 def mask_outcome(table: pd.DataFrame, metric: str = "late_acc") -> str:  # noqa: D417
     """``f11f.mask``'s outcome on ``table`` (f11f's runs): PENDING without both CISPO arms."""
-    from gspo_lab.findings.f11.successors import position
 
     m8 = table[table["source"] == SPEC_F] if "source" in table else table
     (k_mask, n_mask), (k_cispo, n_cispo) = _count(m8, "cispo_mask"), _count(m8, "cispo")

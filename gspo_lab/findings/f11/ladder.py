@@ -27,6 +27,7 @@ import pandas as pd
 
 from gspo_lab.findings.f11.regimes import DRIFT, SPEC_B, SPEC_D, per_rollout
 from gspo_lab.findings.f11.regimes import runs as regime_runs
+from gspo_lab.findings.f11.successors import POSITION, position
 from gspo_lab.findings.rules import PENDING, STABLE_AT_MOST, Rule, register
 from gspo_lab.findings.tables import declared, spec
 
@@ -67,9 +68,7 @@ DOSE = register(
     Rule(
         "f11e.dose",
         "11",
-        {"above_gspo": "above GSPO", "gspo_like": "like GSPO (above GRPO; not shown above or below GSPO)",
-         "between": "between GRPO and GSPO", "grpo_like": "like GRPO (below GSPO; not shown above or below GRPO)",
-         "below_grpo": "below GRPO", "unresolved": "unresolved (neither difference shown)"},
+        dict(POSITION.outcomes),
         {"LEVEL": 0.95},
         declared=_SPEC_LINE,
         marker="- f11e.dose per successor (cispo, sapo) and dose",
@@ -187,7 +186,6 @@ def kl50_verdict(table: pd.DataFrame, arm: str, flag: str = "collapsed"):
 
 def dose_verdicts(table: pd.DataFrame) -> list[dict]:
     """Rule ``f11e.dose`` per successor and ladder dose (seeds 20-24), with the dose's collapse and freeze counts."""
-    from gspo_lab.findings.f11.successors import position
 
     out = []
     ladder = table[table["source"] == SPEC_E]

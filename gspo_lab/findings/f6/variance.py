@@ -87,18 +87,18 @@ RELVAR_CHANGE = register(
 )
 
 
-def above_one_verdict(ratios: pd.Series) -> Verdict:
-    """``f6.above_one`` on one length's per-seed noise ratios."""
+def above_one_verdict(ratios: pd.Series, rule: Rule = ABOVE_ONE) -> Verdict:
+    """``f6.above_one`` (or ``rule``, a rule with its outcomes: f6b.above_one) on one length's per-seed noise ratios."""
     if len(ratios) < 2:
-        return ABOVE_ONE.verdict(PENDING)
+        return rule.verdict(PENDING)
     sign = interval_sign(pd.Series(list(ratios), dtype=float) - 1, RATIO_MINUS_ONE)
-    return ABOVE_ONE.verdict({1: "above", -1: "below", 0: "inside"}[sign], values=list(ratios), null=1.0)
+    return rule.verdict({1: "above", -1: "below", 0: "inside"}[sign], values=list(ratios), null=1.0)
 
 
-def trend(table: pd.DataFrame) -> tuple[float, float, float]:
-    """Slope of noise_ratio_kK against log2(length) over the rows of ``table``, and its 95 % bootstrap interval
-    (rows resampled within each length)."""
-    x, y = np.log2(table["length"].to_numpy(float)), table["noise_ratio_kK"].to_numpy(float)
+def trend(table: pd.DataFrame, x: str = "length") -> tuple[float, float, float]:
+    """Slope of noise_ratio_kK against log2(``x``) over the rows of ``table``, and its 95 % bootstrap interval
+    (rows resampled within each length). ``x``: the column measuring length (f6b: response tokens)."""
+    x, y = np.log2(table[x].to_numpy(float)), table["noise_ratio_kK"].to_numpy(float)
     groups = [np.flatnonzero(table["length"].to_numpy() == L) for L in sorted(set(table["length"]))]
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     picks = np.concatenate([g[rng.integers(0, len(g), (TREND_RESAMPLES, len(g)))] for g in groups], axis=1)
@@ -109,23 +109,24 @@ def trend(table: pd.DataFrame) -> tuple[float, float, float]:
     return slope, float(np.percentile(slopes, 2.5)), float(np.percentile(slopes, 97.5))
 
 
-def seed_slopes(table: pd.DataFrame) -> pd.Series:
-    """Each seed's least-squares slope of the noise ratio against log2 L (seeds with every length), by seed: the
+def seed_slopes(table: pd.DataFrame, x: str = "length") -> pd.Series:
+    """Each seed's least-squares slope of the noise ratio against log2(``x``) (seeds with every length), by seed: the
     per-seed values whose sign count the trend's label carries."""
-    wide = table.pivot_table(index="seed", columns="length", values="noise_ratio_kK", aggfunc="first").dropna()
+    wide = table.pivot_table(index="seed", columns=x, values="noise_ratio_kK", aggfunc="first").dropna()
     x = np.log2(wide.columns.to_numpy(float))
     xc = x - x.mean()
     return pd.Series((wide.to_numpy(float) - wide.to_numpy(float).mean(1, keepdims=True)) @ xc / (xc**2).sum(),
                      index=wide.index, name="slope")  # fmt: skip
 
 
-def grows_verdict(table: pd.DataFrame) -> Verdict:
-    """``f6.grows`` on the unclipped cells (columns length, noise_ratio_kK; module docstring)."""
-    if table["length"].nunique() < 2:
-        return GROWS.verdict(PENDING)
-    _, lo, hi = trend(table)
+def grows_verdict(table: pd.DataFrame, rule: Rule = GROWS, x: str = "length") -> Verdict:
+    """``f6.grows`` (or ``rule``: f6b.grows, against ``x``) on the unclipped cells (columns ``x``, noise_ratio_kK;
+    module docstring)."""
+    if table[x].nunique() < 2:
+        return rule.verdict(PENDING)
+    _, lo, hi = trend(table, x)
     outcome = "grows" if lo > 0 else ("shrinks" if hi < 0 else "none")
-    return GROWS.verdict(outcome, values=seed_slopes(table) if "seed" in table else None)
+    return rule.verdict(outcome, values=seed_slopes(table, x) if "seed" in table else None)
 
 
 def relvar_change_verdict(diff: pd.Series) -> Verdict:
