@@ -408,9 +408,9 @@ def qualifies_at_the_shortest_length_only(table, lr, seeds=2):
     return not at[at["length"] == at["length"].min()]["collapsed"].any()
 
 
-def trend_without_interval(table, x="length"):
-    """The slope of the noise ratio against log2 L (or ``x``) with no interval: its sign decides."""
-    slope = float(np.polyfit(np.log2(table[x].to_numpy(float)), table["noise_ratio_kK"].to_numpy(float), 1)[0])
+def trend_without_interval(table, x="length", y="noise_ratio_kK"):
+    """The slope of ``y`` against log2(``x``) with no interval: its sign decides."""
+    slope = float(np.polyfit(np.log2(table[x].to_numpy(float)), table[y].to_numpy(float), 1)[0])
     return slope, slope, slope
 
 
@@ -645,6 +645,14 @@ RULE_MUTANTS += [
           _same(trend_without_interval), "the slope's sign without its interval"),
     _rule("f6c.regime", "GSPO collapses at L = 7 at 1e-4", "gspo_lab.findings.f6.stability.qualifies",
           _same(qualifies_at_the_shortest_length_only), "the criterion read at the shortest length only"),
+    _rule("f6c.gap_grows", "noisy, slightly rising mean", "gspo_lab.findings.f6.variance.trend",
+          _same(trend_without_interval), "the slope's sign without its interval"),
+    _rule("f6c.gap", "across 0", "gspo_lab.findings.f6.stability.declared_t_sign", _same(sign_of_mean),
+          "the sign of the mean difference instead of its interval"),
+    _rule("f6d.drift", "across 0", "gspo_lab.findings.f6.drift.declared_t_sign", _same(sign_of_mean),
+          "the sign of the mean change instead of its interval"),
+    _rule("f6d.luspo", "across 0", "gspo_lab.findings.f6.drift.declared_t_sign", _same(sign_of_mean),
+          "the sign of the mean difference instead of its interval"),
     _rule("f6.relvar_change", "across 0", "gspo_lab.findings.f6.variance.interval_sign", _same(sign_of_mean),
           "the sign of the mean difference instead of its interval"),
     _rule("f7.token_credit", "across 0, mean above 0", "gspo_lab.findings.f7.token_adv.seed_interval",

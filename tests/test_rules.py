@@ -24,6 +24,7 @@ import gspo_lab.findings.f2.ten as f2t
 import gspo_lab.findings.f3.volatility as f3
 import gspo_lab.findings.f4.replay as f4
 import gspo_lab.findings.f5.precision as f5
+import gspo_lab.findings.f6.drift as f6d
 import gspo_lab.findings.f6.length as f6b
 import gspo_lab.findings.f6.stability as f6c
 import gspo_lab.findings.f6.variance as f6
@@ -102,11 +103,19 @@ def _search(collapsed: dict[tuple[float, int, str], int] | None = None, lrs=(1e-
     return pd.DataFrame(rows)
 
 
+def _gaps(gap_by_len: dict[int, list[float]]) -> pd.DataFrame:
+    """f6c's per-seed GSPO − GRPO gaps per length (seed i is the i-th value of each list)."""
+    return pd.DataFrame([{"seed": i, "length": L, "tokens": f6b.tokens(L), "gap": g}
+                         for L, gs in gap_by_len.items() for i, g in enumerate(gs)])  # fmt: skip
+
+
 def _noise_b(ratio_by_len: dict[int, list[float]]) -> pd.DataFrame:
     """f6b's table: add_format's digits L, their response tokens and the per-seed ratios."""
     table = _noise(ratio_by_len)
-    return table.assign(tokens=[f6b.tokens(L) for L in table["length"]], seed=[i for rs in ratio_by_len.values()
-                                                                             for i in range(len(rs))])
+    return table.assign(
+        tokens=[f6b.tokens(L) for L in table["length"]],
+        seed=[i for rs in ratio_by_len.values() for i in range(len(rs))],
+    )
 
 
 def _two(norm_grpo_dir, norm_gspo_dir, dir_gspo_norm, dir_grpo_norm):
@@ -226,6 +235,7 @@ DUAL, CLIP10, CLIP30 = (f2e.INTERVENTIONS[k] for k in [("grpo_dual_clip", "off")
 
 #: rule name -> [(what, computation, expected outcome)]
 
+
 def _position_cases(rule):
     """The cases of a rule that reads finding 11's position (``f11b.position``, ``f11e.dose``, ``f11f.arm``): every
     outcome of ``f11.position``'s table, judged under ``rule()`` (a thunk: the rule modules import late)."""
@@ -239,6 +249,7 @@ def _position_cases(rule):
         ("both across 0", MIXED_POS, MIXED, "unresolved"),
     ]
     return [(name, lambda g=g, s=s: f11.position_verdict(g, s, rule()), out) for name, g, s, out in pairs]
+
 
 CASES: dict[str, list[tuple[str, object, str]]] = {
     "f1.clip_ratio": [
@@ -443,20 +454,82 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("across 1", lambda: f6.above_one_verdict(1 + MIXED * 10, f6b.ABOVE_ONE_B), "inside"),
     ],
     "f6b.grows": [
-        ("rising", lambda: f6.grows_verdict(_noise_b({2: [1.0, 1.1, 0.9], 4: [1.5, 1.6, 1.4], 7: [2.0, 2.1, 1.9]}),
-                                            f6b.GROWS_B, "tokens"), "grows"),
-        ("falling", lambda: f6.grows_verdict(_noise_b({2: [2.0, 2.1, 1.9], 4: [1.5, 1.6, 1.4], 7: [1.0, 1.1, 0.9]}),
-                                             f6b.GROWS_B, "tokens"), "shrinks"),
-        ("noisy, slightly rising mean", lambda: f6.grows_verdict(
-            _noise_b({2: [0.6, 1.9, 1.2, 0.8, 1.5], 4: [2.2, 0.7, 1.1, 1.6, 0.9], 7: [1.0, 2.3, 0.8, 1.7, 1.2]}),
-            f6b.GROWS_B, "tokens"), "none"),
+        (
+            "rising",
+            lambda: f6.grows_verdict(
+                _noise_b({2: [1.0, 1.1, 0.9], 4: [1.5, 1.6, 1.4], 7: [2.0, 2.1, 1.9]}), f6b.GROWS_B, "tokens"
+            ),
+            "grows",
+        ),
+        (
+            "falling",
+            lambda: f6.grows_verdict(
+                _noise_b({2: [2.0, 2.1, 1.9], 4: [1.5, 1.6, 1.4], 7: [1.0, 1.1, 0.9]}), f6b.GROWS_B, "tokens"
+            ),
+            "shrinks",
+        ),
+        (
+            "noisy, slightly rising mean",
+            lambda: f6.grows_verdict(
+                _noise_b({2: [0.6, 1.9, 1.2, 0.8, 1.5], 4: [2.2, 0.7, 1.1, 1.6, 0.9], 7: [1.0, 2.3, 0.8, 1.7, 1.2]}),
+                f6b.GROWS_B,
+                "tokens",
+            ),
+            "none",
+        ),
     ],
     "f6c.regime": [
-        ("GRPO collapses at L = 7 only, both lrs", lambda: f6c.regime_verdict(
-            _search({(1e-4, 7, "grpo"): 2, (3e-5, 7, "grpo"): 1})), "high"),
+        (
+            "GRPO collapses at L = 7 only, both lrs",
+            lambda: f6c.regime_verdict(_search({(1e-4, 7, "grpo"): 2, (3e-5, 7, "grpo"): 1})),
+            "high",
+        ),
         ("GSPO collapses at L = 7 at 1e-4", lambda: f6c.regime_verdict(_search({(1e-4, 7, "gspo"): 1})), "low"),
-        ("an arm collapses at L = 2 at both lrs", lambda: f6c.regime_verdict(
-            _search({(1e-4, 2, "grpo_token_mean"): 1, (3e-5, 2, "grpo"): 2})), "none"),
+        (
+            "an arm collapses at L = 2 at both lrs",
+            lambda: f6c.regime_verdict(_search({(1e-4, 2, "grpo_token_mean"): 1, (3e-5, 2, "grpo"): 2})),
+            "none",
+        ),
+    ],
+    "f6c.gap_grows": [
+        (
+            "rising",
+            lambda: f6c.gap_grows_verdict(_gaps({2: [0.0, 0.02, -0.01], 4: [0.05, 0.07, 0.04], 7: [0.1, 0.12, 0.09]})),
+            "grows",
+        ),
+        (
+            "falling",
+            lambda: f6c.gap_grows_verdict(_gaps({2: [0.1, 0.12, 0.09], 4: [0.05, 0.07, 0.04], 7: [0.0, 0.02, -0.01]})),
+            "shrinks",
+        ),
+        (
+            "noisy, slightly rising mean",
+            lambda: f6c.gap_grows_verdict(
+                _gaps(
+                    {
+                        2: [-0.1, 0.1, 0.0, -0.05, 0.05],
+                        4: [0.12, -0.1, 0.0, 0.06, -0.04],
+                        7: [-0.06, 0.15, -0.08, 0.07, 0.0],
+                    }
+                )
+            ),
+            "none",
+        ),
+    ],
+    "f6c.gap": [
+        ("above", lambda: f6c.gap_verdict(UP), "above"),
+        ("below", lambda: f6c.gap_verdict(DOWN), "below"),
+        ("across 0", lambda: f6c.gap_verdict(MIXED), "none"),
+    ],
+    "f6d.drift": [
+        ("longer", lambda: f6d.drift_verdict(UP * 100), "longer"),
+        ("shorter", lambda: f6d.drift_verdict(DOWN * 100), "shorter"),
+        ("across 0", lambda: f6d.drift_verdict(MIXED * 100), "none"),
+    ],
+    "f6d.luspo": [
+        ("GSPO longer", lambda: f6d.luspo_verdict(UP * 100), "longer"),
+        ("GSPO shorter", lambda: f6d.luspo_verdict(DOWN * 100), "shorter"),
+        ("across 0", lambda: f6d.luspo_verdict(MIXED * 100), "none"),
     ],
     "f6.relvar_change": [
         ("rises", lambda: f6.relvar_change_verdict(UP), "rises"),

@@ -10,8 +10,15 @@ import pandas as pd
 from gspo_lab.experiments.spec import Spec, cells, spec_named
 from gspo_lab.experiments.store import load_result, result_path
 
-__all__ = ["curves", "stored_curves", "stored_arms", "cold_starts", "cold_start_key", "COLD_START_SPEC",
-           "COLD_START_SPECS"]
+__all__ = [
+    "curves",
+    "stored_curves",
+    "stored_arms",
+    "cold_starts",
+    "cold_start_key",
+    "COLD_START_SPEC",
+    "COLD_START_SPECS",
+]
 
 #: the spec whose probe cells measure the pooled cold starts of endpoint v2 (sort)
 COLD_START_SPEC = "p0_cold_start"
@@ -87,8 +94,8 @@ def stored_arms(spec_names: list[str], seeds: str = "confirm") -> list[dict]:
 
 def cold_starts(spec_name: str | tuple[str, ...] = COLD_START_SPECS) -> dict[tuple[str, int, float, str], dict]:
     """The pooled cold starts: per :func:`cold_start_key` (checkpoint, length, temperature, task), the mean sampled
-    accuracy over the specs' stored ``cold_start`` probe cells (``accuracy``), the samples pooled, the seeds, and the
-    greedy accuracy."""
+    accuracy over the specs' stored ``cold_start`` probe cells (``accuracy``), the samples pooled, the seeds, the
+    greedy accuracy, and the mean sampled response length in tokens (``length``)."""
     from gspo_lab.experiments.store import finished
 
     names = (spec_name,) if isinstance(spec_name, str) else spec_name
@@ -110,6 +117,7 @@ def cold_starts(spec_name: str | tuple[str, ...] = COLD_START_SPECS) -> dict[tup
             "samples": sum(r["samples"] for r in rs),
             "seeds": len(rs),
             "greedy": sum(r["accuracy_greedy"] for r in rs) / len(rs),
+            "length": sum(r.get("length_sampled", math.nan) * r["samples"] for r in rs) / sum(r["samples"] for r in rs),
         }
         for key, rs in rows.items()
     }

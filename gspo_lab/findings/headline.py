@@ -280,10 +280,10 @@ def glance(ctx: dict) -> list[dict]:
             f"CISPO collapsed (fresh seeds) with TRL's cap {f11f['counts'].get('cispo', '—')}, with verl's clip "
             f"{f11f['counts'].get('cispo_clip', '—')}, with MiniMax-M1's token mask "
             f"{f11f['counts'].get('cispo_mask', '—')} (late {f11f['late'].get('cispo_mask', '—')})",
-            "; ".join(f"{g['label']}: {', '.join(g['objectives'])}" for g in succ) + f"; the mask: {f11f['mask'].label}",
+            "; ".join(f"{g['label']}: {', '.join(g['objectives'])}" for g in succ)
+            + f"; the mask: {f11f['mask'].label}",
             *(v["verdict"] for v in ctx["f11"]["verdicts"][:1]),
             f11f["mask"],
             sure="; ".join(["declared", *(["fragile: " + ", ".join(fragile)] if fragile else [])]),
         ),
     ]
-

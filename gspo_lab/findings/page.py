@@ -31,6 +31,7 @@ import gspo_lab.findings.f2.ten as f2_ten
 import gspo_lab.findings.f3.volatility as f3_volatility
 import gspo_lab.findings.f4.replay as f4_replay
 import gspo_lab.findings.f5.precision as f5_precision
+import gspo_lab.findings.f6.drift as f6_drift
 import gspo_lab.findings.f6.length as f6_length
 import gspo_lab.findings.f6.stability as f6_stability
 import gspo_lab.findings.f6.variance as f6_variance
@@ -43,8 +44,8 @@ import gspo_lab.findings.f11.corrections as f11_corrections
 import gspo_lab.findings.f11.ladder_page as f11_ladder
 import gspo_lab.findings.f11.successors as f11_successors
 import gspo_lab.findings.headline as headline
-import gspo_lab.findings.recipe as recipe
 import gspo_lab.findings.methods as methods
+import gspo_lab.findings.recipe as recipe
 from gspo_lab.findings.fmt import FILTERS
 from gspo_lab.paths import repo_root
 
@@ -104,6 +105,8 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f6": f6_variance.section,
     "f6b": f6_length.section,
     "f6c": f6_stability.section,
+    "f6c_confirm": f6_stability.confirm_section,
+    "f6d": f6_drift.section,
     "f7": f7_token_adv.section,
     "f8": f8_dense.section,
     "f9": f9_precursors.section,

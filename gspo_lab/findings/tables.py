@@ -121,11 +121,7 @@ def declared(s: Spec, seeds: str = "confirm") -> pd.DataFrame:
     rows = []
     for key in t["key"]:
         cfg = by_key[key].cfg
-        rows.append(
-            endpoint_v2(
-                load_result(result_path(by_key[key])), pooled[cold_start_key(cfg)]["accuracy"]
-            )
-        )
+        rows.append(endpoint_v2(load_result(result_path(by_key[key])), pooled[cold_start_key(cfg)]["accuracy"]))
     extra = pd.DataFrame(rows)
     # the one-evaluation variant of v2's flag (2f's rule f2f.last reads it): the last evaluation alone below threshold
     last = [bool(r["collapsed"]) or (len(r["last_two"]) > 0 and r["last_two"][-1] < r["threshold"]) for r in rows]

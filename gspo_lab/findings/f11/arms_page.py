@@ -27,7 +27,8 @@ def section() -> tuple[dict, dict]:
         rows.append([LABELS[arm], *counts, num(float(runs["kept"].median())), arm_cell(runs["late_acc"].dropna()),
                      f"{v['verdict']}{v['verdict'].when}" if v else "—"])  # fmt: skip
     counts = {arm: f"{int(runs['collapsed'].sum())}/{len(runs)}" for arm, runs in table.groupby("arm_id")}
+    late = {arm: num(float(runs["late_acc"].mean())) for arm, runs in table.groupby("arm_id")}
     ctx = {"progress": [progress(spec(arms.SPEC_F)), progress(spec(arms.SPEC_G))], "rows": rows, "early": arms.EARLY,
-           "counts": counts, "late": {arm: num(float(runs["late_acc"].mean())) for arm, runs in table.groupby("arm_id")},
+           "counts": counts, "late": late,
            "mask": arms.mask_verdict(table), "one_update": arms.one_update_verdict(table)}  # fmt: skip
     return ctx, {}

@@ -95,10 +95,11 @@ def above_one_verdict(ratios: pd.Series, rule: Rule = ABOVE_ONE) -> Verdict:
     return rule.verdict({1: "above", -1: "below", 0: "inside"}[sign], values=list(ratios), null=1.0)
 
 
-def trend(table: pd.DataFrame, x: str = "length") -> tuple[float, float, float]:
-    """Slope of noise_ratio_kK against log2(``x``) over the rows of ``table``, and its 95 % bootstrap interval
-    (rows resampled within each length). ``x``: the column measuring length (f6b: response tokens)."""
-    x, y = np.log2(table[x].to_numpy(float)), table["noise_ratio_kK"].to_numpy(float)
+def trend(table: pd.DataFrame, x: str = "length", y: str = "noise_ratio_kK") -> tuple[float, float, float]:
+    """Slope of ``y`` against log2(``x``) over the rows of ``table``, and its 95 % bootstrap interval (rows resampled
+    within each length). ``x``: the column measuring length (f6b: response tokens); ``y``: f6c reads a paired
+    accuracy difference."""
+    x, y = np.log2(table[x].to_numpy(float)), table[y].to_numpy(float)
     groups = [np.flatnonzero(table["length"].to_numpy() == L) for L in sorted(set(table["length"]))]
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     picks = np.concatenate([g[rng.integers(0, len(g), (TREND_RESAMPLES, len(g)))] for g in groups], axis=1)
@@ -109,10 +110,10 @@ def trend(table: pd.DataFrame, x: str = "length") -> tuple[float, float, float]:
     return slope, float(np.percentile(slopes, 2.5)), float(np.percentile(slopes, 97.5))
 
 
-def seed_slopes(table: pd.DataFrame, x: str = "length") -> pd.Series:
-    """Each seed's least-squares slope of the noise ratio against log2(``x``) (seeds with every length), by seed: the
-    per-seed values whose sign count the trend's label carries."""
-    wide = table.pivot_table(index="seed", columns=x, values="noise_ratio_kK", aggfunc="first").dropna()
+def seed_slopes(table: pd.DataFrame, x: str = "length", y: str = "noise_ratio_kK") -> pd.Series:
+    """Each seed's least-squares slope of ``y`` against log2(``x``) (seeds with every length), by seed: the per-seed
+    values whose sign count the trend's label carries."""
+    wide = table.pivot_table(index="seed", columns=x, values=y, aggfunc="first").dropna()
     x = np.log2(wide.columns.to_numpy(float))
     xc = x - x.mean()
     return pd.Series((wide.to_numpy(float) - wide.to_numpy(float).mean(1, keepdims=True)) @ xc / (xc**2).sum(),
