@@ -97,20 +97,22 @@ def drift_table() -> pd.DataFrame:
     return t
 
 
+def _signed(rule: Rule, values: pd.Series):
+    """``rule`` (outcomes longer / shorter / none) on per-seed values: their 95 % Student-t interval's side of 0."""
+    if len(values) < 2:
+        return rule.verdict(PENDING)
+    sign = declared_t_sign(values, _RANGE)
+    return rule.verdict({1: "longer", -1: "shorter", 0: "none"}[sign], values=values)
+
+
 def drift_verdict(change: pd.Series):
     """Rule ``f6d.drift`` on one arm's per-seed late length change."""
-    if len(change) < 2:
-        return DRIFT.verdict(PENDING)
-    sign = declared_t_sign(change, _RANGE)
-    return DRIFT.verdict({1: "longer", -1: "shorter", 0: "none"}[sign], values=change)
+    return _signed(DRIFT, change)
 
 
 def luspo_verdict(diff: pd.Series):
     """Rule ``f6d.luspo`` on the per-seed paired GSPO − LUSPO late length."""
-    if len(diff) < 2:
-        return LUSPO.verdict(PENDING)
-    sign = declared_t_sign(diff, _RANGE)
-    return LUSPO.verdict({1: "longer", -1: "shorter", 0: "none"}[sign], values=diff)
+    return _signed(LUSPO, diff)
 
 
 def section() -> tuple[dict, dict]:

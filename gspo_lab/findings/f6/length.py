@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gspo_lab.experiments.store import finished
-from gspo_lab.findings.f6.variance import _rows, above_one_verdict, grows_verdict, trend
+from gspo_lab.findings.f6.variance import _plot_noise, _rows, above_one_verdict, grows_verdict, trend
 from gspo_lab.findings.fmt import mean_ci, num, summary
 from gspo_lab.findings.rules import PENDING, Rule, register
 from gspo_lab.findings.tables import progress, spec
@@ -101,21 +101,4 @@ def section() -> tuple[dict, dict]:
 
 
 def _plot(data: pd.DataFrame):
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 3.4))
-    for clipped, group in data.groupby("clipped"):
-        name = "paper clip ranges" if clipped else "unclipped (Eqs. 10-12)"
-        shift = 1.04 if clipped else 1.0
-        ax.scatter(group["tokens"] * shift, group["noise_ratio_kK"], alpha=0.5, label=f"{name}, seeds")
-        mean = group.groupby("tokens")["noise_ratio_kK"].mean()
-        ax.plot(mean.index * shift, mean.values, "o-" if not clipped else "s", lw=2)
-    ax.axhline(1, color="grey", ls=":")
-    ax.set_xscale("log", base=2)
-    ticks = sorted(data["tokens"].unique())
-    ax.set_xticks(ticks, [str(t) for t in ticks])
-    ax.minorticks_off()
-    ax.set(xlabel="response tokens (add_format, 10 L + 2)", ylabel="RelVar GRPO ÷ RelVar GSPO at θ_3")
-    ax.legend(frameon=False, fontsize=8)
-    fig.tight_layout()
-    return fig
+    return _plot_noise(data, "tokens", "response tokens (add_format, 10 L + 2)")

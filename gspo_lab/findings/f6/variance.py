@@ -200,18 +200,26 @@ def section() -> tuple[dict, dict]:
     return ctx, {"f6_noise": (table[["length", "clipped", "seed", "noise_ratio_kK"]], _plot_noise)}
 
 
-def _plot_noise(data: pd.DataFrame):
+def _plot_noise(data: pd.DataFrame, x: str = "length", xlabel: str = "response length L (sort digits)"):
+    """Per-seed noise ratios (dots) and their mean per length (line; squares: the clipped cells) against ``x``; a
+    log-2 axis ticked at the lengths when ``x`` is not sort's L (f6b's response tokens)."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    log = x != "length"
     for clipped, group in data.groupby("clipped"):
         name = "paper clip ranges" if clipped else "unclipped (Eqs. 10-12)"
-        shift = 0.3 if clipped else 0
-        ax.scatter(group["length"] + shift, group["noise_ratio_kK"], alpha=0.5, label=f"{name}, seeds")
-        mean = group.groupby("length")["noise_ratio_kK"].mean()
-        ax.plot(mean.index + shift, mean.values, "o-" if not clipped else "s", lw=2)
+        scale, shift = (1.04 if clipped and log else 1.0), (0.3 if clipped and not log else 0.0)
+        ax.scatter(group[x] * scale + shift, group["noise_ratio_kK"], alpha=0.5, label=f"{name}, seeds")
+        mean = group.groupby(x)["noise_ratio_kK"].mean()
+        ax.plot(mean.index * scale + shift, mean.values, "o-" if not clipped else "s", lw=2)
+    if log:
+        ticks = sorted(data[x].unique())
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
     ax.axhline(1, color="grey", ls=":")
-    ax.set(xlabel="response length L (sort digits)", ylabel="RelVar GRPO ÷ RelVar GSPO at θ_3")
+    ax.set(xlabel=xlabel, ylabel="RelVar GRPO ÷ RelVar GSPO at θ_3")
     ax.legend(frameon=False, fontsize=8)
     fig.tight_layout()
     return fig
