@@ -52,10 +52,16 @@ def section() -> tuple[dict, dict]:
     safe = []
     for arm in ladder.SUCCESSORS:
         v, lr = ladder.safe_verdict(doses, arm)
-        warm = [{"warmup": w, "verdict": ladder.warmup_verdict(table, arm, w)} for w in (80, 320)]
+        warm = []
+        for w in (80, 320):
+            runs = table[(table["arm_id"] == arm) & (table["warmup"] == w)]
+            collapsed = f"{int(runs['collapsed'].sum())}/{len(runs)}"
+            warm.append({"warmup": w, "verdict": ladder.warmup_verdict(table, arm, w), "collapsed": collapsed,
+                         "drift": spread(runs["drift"])})  # fmt: skip
         safe.append({"arm": NAMES[arm], "verdict": v, "lr": "—" if lr is None else f"{lr:g}", "warmup": warm})
+    crossings = [f for f in fits if f["verdict"].outcome == "crossing"]
     ctx = {"progress": progress(spec(ladder.SPEC_E)), "rows": _rows(table, doses), "fits": fits, "safe": safe,
-           "ridge": ladder.RIDGE, "resamples": ladder.BOOTSTRAP}  # fmt: skip
+           "crossings": crossings, "ridge": ladder.RIDGE, "resamples": ladder.BOOTSTRAP}  # fmt: skip
     data = table[["arm_id", "dose", "warmup", "drift", "late_acc", "collapsed", "frozen"]].dropna(subset=["drift"])
     return ctx, {"f11e_ladder": (data.reset_index(drop=True), plot_ladder)}
 
