@@ -172,6 +172,16 @@ def section() -> tuple[dict, dict]:
     return ctx, {}
 
 
+def _provisional(verdict, table: pd.DataFrame):
+    """``verdict`` marked provisional while fewer than the spec's seeds have every cell."""
+    from dataclasses import replace
+
+    seeds, want = table["seed"].nunique(), len(spec(CONFIRM).seeds("confirm"))
+    if verdict.outcome == PENDING or seeds >= want:
+        return verdict
+    return replace(verdict, provisional=f"{seeds} of {want} seeds finished")
+
+
 def confirm_section() -> tuple[dict, dict]:
     """Section 6c's fresh seeds: per length each arm's late held-out accuracy with collapse and freeze counts, the
     paired GSPO − GRPO gap (``f6c.gap``), and the gap's trend with length (``f6c.gap_grows``; grpo_token_mean −
@@ -195,10 +205,10 @@ def confirm_section() -> tuple[dict, dict]:
                           f"collapsed, {int(runs['frozen'].sum())}/{len(runs)} frozen")  # fmt: skip
         diff = paired_diff(group, "gspo", "grpo", "late_acc", column="objective")
         length = f"{int(L)} ({tokens(int(L))})"
-        ctx["rows"].append([length, *cells_, diff_cell(diff, DIFFERENCE), str(gap_verdict(diff))])
+        ctx["rows"].append([length, *cells_, diff_cell(diff, DIFFERENCE), str(_provisional(gap_verdict(diff), t))])
     for key, arm in (("grows", "gspo"), ("secondary", "grpo_token_mean")):
         g = gaps(t, arm)
-        ctx[key] = gap_grows_verdict(g)
+        ctx[key] = _provisional(gap_grows_verdict(g), t)
         if ctx[key].outcome != PENDING:
             slope, lo, hi = variance.trend(g, "tokens", "gap")
             ctx[f"{'slope' if key == 'grows' else 'secondary_slope'}"] = f"{num(slope)} [{num(lo)}, {num(hi)}]"
