@@ -231,7 +231,8 @@ def glance(ctx: dict) -> list[dict]:
             f"{f6b_long['tokens'] if f6b_long else '—'} tokens {f6b_long['ratio'] if f6b_long else 'pending'}, slope "
             f"per doubling {ctx['f6b']['slope']}",
             f"{f6[longest]['verdict'].label} at L = {longest}; {ctx['f6']['grows'].label}; on addition it "
-            f"{ctx['f6b']['grows'].label}; trained there, GSPO − GRPO: {ctx['f6c_confirm']['grows'].label}",
+            f"{ctx['f6b']['grows'].label}; trained there, GSPO − GRPO: {ctx['f6c_confirm']['grows'].label}"
+            f"{ctx['f6c_confirm']['grows'].note}",
             f6[longest]["verdict"],
             ctx["f6"]["grows"],
             ctx["f6b"]["grows"],
