@@ -80,11 +80,12 @@ def test_the_story_leads_each_question_with_its_answer_and_names_the_regime():
     not question 1's (where GSPO ended higher)."""
     story = _page("story.md")
     questions = re.findall(r"\*\*(\d)\. [^*]+\?\*\* (.{0,200})", story)
-    assert [n for n, _ in questions] == ["1", "2", "3", "4"]
+    assert [n for n, _ in questions] == ["1", "2", "3", "4", "5"]
     lead = dict(questions)
     assert lead["1"].startswith("*GRPO collapses") or lead["1"].startswith("*")  # the verdict, in italics
     assert "→" in lead["2"].split("In detail")[0]  # the numbers, no cap → cap 1
     assert lead["3"].startswith("At ten seeds: MoE *")
     assert re.match(r"\d+× more tokens, and here \*GSPO ended", lead["4"])
+    assert lead["5"].startswith("*The gradient-noise ratio ")  # issue 37 part B: the rule's label first
     assert "not question 1's regime" in story and "8-expert `sweep` MoE" in story
     assert "toy MoE (`moe-sort`: 4 layers, 16 experts, top-2)" in story
