@@ -134,6 +134,13 @@ class TrainConfig:
     opsm_threshold: float | None = None
     """Off-policy sequence masking (TRL off_policy_mask_threshold, DeepSeek-V3.2): drop a response with Â < 0 whose
     mean log(π_sampler/π_θ) exceeds this δ (TRL suggests 0.5); None = off."""
+    rollout_lag: int = 0
+    """Stale rollouts (issue 38, gspo_lab/staleness.py): the sampler runs this many rollout batches ahead of the
+    trainer, so batch t is sampled by the weights at the start of batch max(0, t − rollout_lag), as in an
+    asynchronous RL system; the unit is the rollout batch (minibatch j then lags rollout_lag · M · epochs + j
+    optimizer steps). π_old is the behaviour policy's (the sampler's own log-probs) with old_logp = sampler, or a
+    proximal policy recomputed at the current weights with old_logp = recompute, weighted to the behaviour policy
+    by sampler_correction. 0 = the synchronous loop, bit for bit."""
     temperature: float = 1.0
     """Sampling temperature."""
     max_new_tokens: int = 0
@@ -180,6 +187,15 @@ class TrainConfig:
             raise ValueError("compile_update=True needs old_forward=False (the fast path's π_old, from the sampler)")
         self._check_corrections()
         self._check_branch()
+        if (
+            isinstance(self.rollout_lag, bool)
+            or not isinstance(self.rollout_lag, int)
+            or not (0 <= self.rollout_lag < self.rollouts)
+        ):
+            raise ValueError(
+                f"rollout_lag must be a whole number of rollout batches in [0, rollouts={self.rollouts}) "
+                f"(0 = synchronous), got {self.rollout_lag!r}"
+            )
         if self.reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {self.reward!r}")
         if self.advantage_scale not in ("std", "none"):

@@ -110,6 +110,10 @@ CATALOGUE: dict[str, str] = {
     "correction/truncated_frac": "valid tokens whose ρ a *_truncate mode clamped to a bound",
     "correction/opsm_dropped_frac": "responses (of all B) dropped by off-policy sequence masking (Â < 0 and mean "
     "log(π_sampler/π_θ) > δ)",
+    # stale rollouts (gspo_lab.staleness; only when rollout_lag > 0; per rollout batch)
+    "stale/lag": "rollout batches between the weights that sampled the batch and those it is trained from",
+    "stale/kl_k3": "k3 of KL(π_behav‖π_current) over valid tokens: the sampler's weights against the current ones",
+    "stale/ess_frac": "(Σ w)² / (B Σ w²) of the responses' weights w = π_current(y)/π_behav(y), in (0, 1]",
     # counts (ObjectiveStats)
     "count/seqs": "responses in the batch (B), empty ones included",
     "count/tokens": "valid tokens in the batch (Σ_i |y_i|)",

@@ -2,6 +2,7 @@
 
     state = init_state(cfg)            # policy from a cold-start checkpoint, optimizer, schedule, generators
     batch = collect(state)             # sample, score, advantages, split, π_old's log-probs and routing
+    batch = next_batch(state)          # the same, or with rollout_lag > 0 a batch sampled that many steps ago
     row = update(state, batch, m)      # one optimizer step on minibatch m
     rows = train_step(state)           # one RL step: collect, then M × epochs updates
 
@@ -35,6 +36,11 @@ Where this departs from (or pins down) the paper's setup, numbered:
        the cap in force is the smaller of ``grad_clip`` and ``grad_clip_rel`` × the median of recent pre-clip norms;
        with ``grad_skip`` an update whose pre-clip norm exceeds it takes no optimizer step (the schedule still
        advances). Per-group gradient norms and AdamW's largest |g|/√v̂ per group are logged on every update.
+    11. Stale rollouts (issue 38; off by default, gspo_lab/staleness.py): with ``rollout_lag`` = D > 0 a batch is
+       sampled D rollout batches before the trainer takes it (:func:`next_batch`); π_old's forward, the shuffle and
+       the corrections happen when it is taken, with the weights of that moment. Sampling (:func:`sample`) and
+       preparing (:func:`prepare`) draw from separate generators, so at D = 0 the loop is the synchronous one bit
+       for bit (tests/test_staleness.py, against rows recorded before the knob existed).
 
 One row per optimizer step; every key is defined in :data:`gspo_lab.metrics.CATALOGUE`.
 """
@@ -68,9 +74,20 @@ from gspo_lab.reductions import masked_mean, seq_lengths
 from gspo_lab.rollout import Rollout, rollout
 from gspo_lab.routing import expert_change_frac, expert_swap_frac, record_routing, replay_routing
 from gspo_lab.schedule import lr_scheduler
+from gspo_lab.staleness import Sampled, stale_stats
 from gspo_lab.tasks import Task, get_task, load_split
 
-__all__ = ["TrainState", "RolloutBatch", "init_state", "collect", "update", "train_step"]
+__all__ = [
+    "TrainState",
+    "RolloutBatch",
+    "init_state",
+    "sample",
+    "prepare",
+    "collect",
+    "next_batch",
+    "update",
+    "train_step",
+]
 
 
 @dataclass
@@ -96,6 +113,8 @@ class TrainState:
     eval_history: list[dict] = field(default_factory=list)
     ratios: list[dict] | None = None
     """When a list, every update appends its detached log-ratios, advantages and mask (what-if analyses)."""
+    pending: list = field(default_factory=list)
+    """Sampled batches waiting for the trainer (``rollout_lag > 0``; at most ``rollout_lag`` between steps)."""
 
     @property
     def is_moe(self) -> bool:
@@ -156,8 +175,9 @@ def _forward(state: TrainState, data: Rollout, rows: torch.Tensor, routing_ctx) 
 
 
 @torch.no_grad()
-def collect(state: TrainState) -> RolloutBatch:
-    """Sample a rollout batch, score it, compute advantages, split it, and take π_old's log-probs and routing."""
+def sample(state: TrainState) -> Sampled:
+    """Draw prompts, sample G responses each with the current weights, score them and take the group advantages
+    (Eq. 6): everything about a rollout batch that the sampler fixes (under ``rollout_lag`` it waits in a queue)."""
     cfg, task, t0 = state.cfg, state.task, time.perf_counter()
     pool = load_split(task, "train", cfg.length)
     picks = torch.randint(0, len(pool), (cfg.prompts_per_rollout,), generator=state.prompt_gen).tolist()
@@ -181,10 +201,24 @@ def collect(state: TrainState) -> RolloutBatch:
     if cfg.token_advantage > 0:  # (B, T): credit redistributed within each response (numbered note 8)
         credit = task.credit_matrix(data.problems, data.completions, data.response_mask)
         adv = token_advantages(adv, credit, data.response_mask, cfg.token_advantage).to(adv.dtype)
-    B = rewards.numel()
+    stats = {
+        **adv_stats.as_dict(),
+        "reward/accuracy": accuracy / rewards.numel(),
+        "response/length": seq_lengths(data.response_mask).float().mean().item(),
+        "response/truncated_frac": data.truncated.float().mean().item(),
+    }
+    return Sampled(picks, data, rewards, adv, max_new, state.rollout_index, stats, time.perf_counter() - t0)
+
+
+@torch.no_grad()
+def prepare(state: TrainState, sampled: Sampled) -> RolloutBatch:
+    """Split a sampled batch into minibatches and take π_old's log-probs and routing with the current weights."""
+    cfg, t0 = state.cfg, time.perf_counter()
+    data = sampled.data
+    B = sampled.rewards.numel()
     order = torch.randperm(B, generator=state.shuffle_gen) if cfg.shuffle else torch.arange(B)
     minibatches = list(order.chunk(cfg.minibatches))
-    old_logp, old_routing, rhos = [], [], []
+    old_logp, old_routing, rhos, current = [], [], [], []
     state.model.train()  # the mode of the updates: the same arithmetic, so the first ratios are exactly 1
     for rows in minibatches:
         if not cfg.old_forward:  # the fast path: π_old is the sampler's own, no routing recorded (TrainConfig)
@@ -195,6 +229,7 @@ def collect(state: TrainState) -> RolloutBatch:
         logp, _, routing = _forward(state, data, rows, ctx)
         old_logp.append(logp if cfg.old_logp == "recompute" else _rows(data.sampler_logp, rows))
         old_routing.append(routing)
+        current.append(logp)
         if cfg.sampler_correction is not None:  # ρ = π_old / π_sampler (numbered note 10)
             rho = sampler_ratio(logp, _rows(data.sampler_logp, rows), _rows(data.response_mask, rows),
                                 cfg.sampler_correction, cfg.sampler_clip_min, cfg.sampler_clip_max)  # fmt: skip
@@ -203,15 +238,30 @@ def collect(state: TrainState) -> RolloutBatch:
     if state.ref_model is not None:
         state.ref_model.train()  # the updates' arithmetic: at step 0 the penalty is exactly 0
         ref_logp = [rollout_logprobs(state.ref_model, data, rows)[0] for rows in minibatches]
-    stats = {
-        **adv_stats.as_dict(),
-        "reward/accuracy": accuracy / B,
-        "response/length": seq_lengths(data.response_mask).float().mean().item(),
-        "response/truncated_frac": data.truncated.float().mean().item(),
-        "time/rollout_s": time.perf_counter() - t0,
-    }
+    stats = {**sampled.stats, "time/rollout_s": sampled.seconds + time.perf_counter() - t0}
+    if cfg.rollout_lag > 0:  # how stale the batch is, and how far its sampler is from the current weights
+        stats.update(stale_stats(state.rollout_index - sampled.version, minibatches, current, data))
     rhos = rhos if cfg.sampler_correction is not None else None
-    return RolloutBatch(data, rewards, adv, minibatches, old_logp, old_routing, ref_logp, max_new, stats, rhos)
+    return RolloutBatch(data, sampled.rewards, sampled.adv, minibatches, old_logp, old_routing, ref_logp,
+                        sampled.max_new_tokens, stats, rhos)  # fmt: skip
+
+
+def collect(state: TrainState) -> RolloutBatch:
+    """Sample a rollout batch with the current weights, score it, compute advantages, split it, and take π_old's
+    log-probs and routing: the loop's batch at ``rollout_lag = 0``."""
+    return prepare(state, sample(state))
+
+
+def next_batch(state: TrainState) -> RolloutBatch:
+    """The batch the next RL step trains on. ``rollout_lag = D > 0`` (numbered note 11): the sampler runs D rollout
+    batches ahead of the trainer, so batch t was sampled by the weights at the start of batch max(0, t − D); the
+    queue ``state.pending`` holds at most D sampled batches between steps and never samples past ``cfg.rollouts``."""
+    lag = state.cfg.rollout_lag
+    if lag == 0:
+        return collect(state)
+    while len(state.pending) <= lag and state.rollout_index + len(state.pending) < state.cfg.rollouts:
+        state.pending.append(sample(state))
+    return prepare(state, state.pending.pop(0))
 
 
 def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
@@ -318,7 +368,7 @@ def _corrections(cfg: TrainConfig, batch: RolloutBatch, m: int, logp: torch.Tens
 
 def train_step(state: TrainState) -> list[dict]:
     """One RL step: collect a rollout batch, then ``epochs`` × M optimizer steps on it. Returns the new rows."""
-    batch = collect(state)
+    batch = next_batch(state)
     rows = []
     for epoch in range(state.cfg.epochs):
         for m in range(state.cfg.minibatches):

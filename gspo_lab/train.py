@@ -41,7 +41,9 @@ from tqdm.auto import tqdm
 
 from gspo_lab.config import TrainConfig
 from gspo_lab.evaluate import evaluate
+from gspo_lab.staleness import from_saved, to_saved
 from gspo_lab.step import TrainState, init_state, train_step
+from gspo_lab.tasks import load_split
 
 __all__ = [
     "train",
@@ -84,7 +86,8 @@ def write_config(cfg: TrainConfig, run_dir: str | Path, *, resume: bool) -> None
         raise FileExistsError(f"run_dir {run_dir} already holds a run: pass resume=True or use a new folder")
     if resume:
         old = json.loads(path.read_text())
-        diff = sorted(k for k in new if k != "rollouts" and old.get(k) != new[k])
+        default = {f.name: f.default for f in dataclasses.fields(TrainConfig)}  # a field added since: its default
+        diff = sorted(k for k in new if k != "rollouts" and old.get(k, default[k]) != new[k])
         if diff:
             raise ValueError(f"cannot resume {run_dir} with a different config; changed fields: {diff}")
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -118,6 +121,8 @@ def save_state(state, run_dir: str | Path, keep=()) -> Path:
     rows = {attr: _append_rows(run_dir / name, getattr(state, attr), before.get(attr)) for attr, name in _ROW_FILES}
     meta = {"rollout_index": state.rollout_index, "update_index": state.update_index, "rows": rows}
     (tmp / "meta.json").write_text(json.dumps(meta))
+    if state.pending:  # a stale run's queue of sampled batches (gspo_lab/staleness.py)
+        torch.save([to_saved(s) for s in state.pending], tmp / "pending.pt")
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
     _atomic_write(run_dir / "LATEST", final.name)
@@ -208,6 +213,9 @@ def load_state(cfg: TrainConfig, run_dir: str | Path, **init_kw) -> TrainState:
     meta = json.loads((folder / "meta.json").read_text())
     state.rollout_index, state.update_index = meta["rollout_index"], meta["update_index"]
     state.history, state.eval_history = _state_rows(Path(run_dir), meta)
+    if (folder / "pending.pt").is_file():
+        pool = load_split(state.task, "train", cfg.length)
+        state.pending = [from_saved(s, pool) for s in torch.load(folder / "pending.pt", weights_only=True)]
     return state
 
 

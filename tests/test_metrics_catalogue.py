@@ -16,7 +16,9 @@ INDEX = {"rollout", "update", "update_in_rollout", "epoch"}
 def test_every_key_written_by_a_run_is_catalogued():
     cfg = replace(SMOKE, checkpoint="sweep-sort", rollouts=1, beta=0.1, eval_every=1, eval_prompts=4)
     table = train(cfg, progress=False)
-    written = set(table.columns) | set(table.attrs["eval"].columns)
+    stale = train(replace(cfg, rollouts=2, rollout_lag=1, beta=0.0, eval_every=0), progress=False)
+    written = set(table.columns) | set(table.attrs["eval"].columns) | set(stale.columns)
+    assert {"stale/lag", "stale/kl_k3", "stale/ess_frac"} <= written
     assert written - set(CATALOGUE) == set()
     assert {k for k in written if "/" not in k} <= INDEX  # nothing un-namespaced but the index columns
 

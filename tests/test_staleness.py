@@ -1,0 +1,153 @@
+"""Stale rollouts (issue 38): the ``rollout_lag`` queue — lag 0 is the synchronous loop bit for bit (rows recorded
+before the knob existed), the queue's memory bound, the log-probs each π_old choice reads, a bad lag, resume."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+
+import gspo_lab.step as step_mod
+from gspo_lab.checkpoints import load_checkpoint
+from gspo_lab.cli import main
+from gspo_lab.config import SMOKE, TrainConfig
+from gspo_lab.policy import rollout_logprobs
+from gspo_lab.staleness import sequence_ess_frac
+from gspo_lab.step import init_state, next_batch, train_step, update
+from gspo_lab.train import train
+
+REFERENCE = json.loads((Path(__file__).parent / "data" / "lag0_reference.json").read_text())
+CFG = replace(SMOKE, checkpoint="sweep-sort", rollouts=5)
+
+
+def _weights_sha(model) -> str:
+    h = hashlib.sha256()
+    for k, v in model.state_dict().items():
+        h.update(k.encode())
+        h.update(v.numpy().tobytes())
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE["runs"]))
+def test_lag_zero_is_the_loop_recorded_before_the_knob(name):
+    """tests/data/lag0_reference.json was written by tests/data/make_lag0_reference.py at the commit it names, the
+    last one without ``rollout_lag``: the same weights (SHA-256 of every tensor) and every logged number."""
+    ref = REFERENCE["runs"][name]
+    cfg = replace(SMOKE, checkpoint="sweep-sort", **ref["config"])
+    assert cfg.rollout_lag == 0
+    state = init_state(cfg)
+    table = train(cfg, progress=False, model=state.model, tokenizer=state.tokenizer)
+    assert sorted(c for c in table.columns if not c.startswith("time/")) == sorted(ref["history"])
+    for col, want in ref["history"].items():
+        got = [None if v != v else float(v) for v in table[col]]
+        assert got == want, col
+    for col, want in ref["eval"].items():
+        assert [float(v) for v in table.attrs["eval"][col]] == want, col
+    assert _weights_sha(state.model) == ref["weights_sha256"]
+
+
+@pytest.mark.parametrize("lag", [-1, 5, 7, 1.5, True, "2"])
+def test_a_bad_lag_is_an_error_naming_it_before_any_weights_load(lag, monkeypatch):
+    import gspo_lab.checkpoints
+
+    monkeypatch.setattr(gspo_lab.checkpoints, "load_checkpoint", lambda *a, **k: pytest.fail("weights loaded"))
+    with pytest.raises(ValueError, match=r"rollout_lag must be a whole number of rollout batches in \[0, rollouts=5\)"):
+        TrainConfig(**{**CFG.__dict__, "rollout_lag": lag})
+
+
+def test_a_bad_lag_flag_exits_2_naming_the_flag(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "--rollouts", "4", "--rollout-lag", "4"])
+    assert exc.value.code == 2
+    assert "--rollout-lag must be a whole number of rollout batches" in capsys.readouterr().err
+
+
+def test_the_queue_holds_at_most_lag_batches_and_never_samples_past_the_run(monkeypatch):
+    cfg = replace(CFG, rollout_lag=2)
+    state, sampled, held = init_state(cfg), [], []
+    real = step_mod.sample
+    monkeypatch.setattr(step_mod, "sample", lambda s: sampled.append(s.rollout_index) or real(s))
+    for _ in range(cfg.rollouts):
+        train_step(state)
+        held.append(len(state.pending))
+    assert sampled == [0, 0, 0, 1, 2]  # the weights version that sampled batch t: max(0, t − 2)
+    assert held == [2, 2, 2, 1, 0] and max(held) <= cfg.rollout_lag
+    lags = [r["stale/lag"] for r in state.history if r["update_in_rollout"] == 0]
+    assert lags == [0.0, 1.0, 2.0, 2.0, 2.0]
+
+
+def _stale_batch(cfg):
+    """(state, batch, cold start model): the batch the third RL step trains on, sampled by the cold start."""
+    state = init_state(cfg)
+    for _ in range(2):
+        train_step(state)
+    batch = next_batch(state)
+    assert batch.stats["stale/lag"] == 2.0
+    cold, _, _ = load_checkpoint(cfg.checkpoint)
+    return state, batch, cold.train()
+
+
+@torch.no_grad()
+def _logp(model, batch, m):
+    return rollout_logprobs(model, batch.data, batch.minibatches[m])[0]
+
+
+def test_behaviour_pi_old_reads_the_lagged_samplers_own_logprobs():
+    """old_logp = sampler: π_old is what the cold start's sampler recorded (its KV-cache arithmetic), two versions
+    behind the current weights — not a forward of the current policy."""
+    state, batch, cold = _stale_batch(replace(CFG, rollout_lag=2, old_logp="sampler", lr=1e-4))
+    mask = batch.data.response_mask.index_select(0, batch.minibatches[0])
+    old = batch.old_logp[0]
+    assert torch.equal(old, batch.data.sampler_logp.index_select(0, batch.minibatches[0]))
+    assert (old - _logp(cold, batch, 0)).where(mask, 0.0).abs().max() < 1e-4  # the lagged weights'
+    assert (old - _logp(state.model, batch, 0)).where(mask, 0.0).abs().max() > 1e-2  # not the current ones
+    row = update(state, batch, 0)
+    assert row["ratio/tok_log_absmax"] > 1e-2 and batch.stats["stale/kl_k3"] > 0
+
+
+def test_proximal_pi_old_is_recomputed_now_and_weighted_to_the_behaviour_policy():
+    """old_logp = recompute: π_old is the current weights' forward (the first update's ratios exactly 1); with
+    sampler_correction the weight ρ = π_prox/π_behav is read against the cold start's recorded log-probs."""
+    cfg = replace(CFG, rollout_lag=2, lr=1e-4, objective="grpo", sampler_correction="token_truncate")
+    state, batch, cold = _stale_batch(cfg)
+    assert torch.equal(batch.old_logp[0], _logp(state.model, batch, 0))
+    behav = batch.data.sampler_logp.index_select(0, batch.minibatches[0])
+    mask = batch.data.response_mask.index_select(0, batch.minibatches[0])
+    want = (batch.old_logp[0] - behav).exp().clamp(max=cfg.sampler_clip_max).where(mask, 0.0)
+    assert torch.allclose(batch.sampler_ratio[0].where(mask, 0.0), want)
+    assert (batch.sampler_ratio[0] - 1).where(mask, 0.0).abs().max() > 1e-2  # the lag, not only rounding
+    row = update(state, batch, 0)
+    assert row["ratio/tok_log_absmax"] == 0.0
+    assert 0 < batch.stats["stale/ess_frac"] <= 1 and batch.stats["stale/kl_k3"] > 0
+
+
+def test_a_killed_stale_run_resumes_to_the_same_table_with_its_queue(tmp_path):
+    cfg = replace(CFG, rollout_lag=2, rollouts=4)
+    full = train(cfg, progress=False)
+
+    class Killed(Exception):
+        pass
+
+    def kill(state, rows):
+        if state.rollout_index == 1:
+            raise Killed
+
+    with pytest.raises(Killed):
+        train(cfg, tmp_path, progress=False, on_step=kill)
+    assert (tmp_path / "state-00001" / "pending.pt").is_file()
+    resumed = train(cfg, tmp_path, resume=True, progress=False)
+    cols = [c for c in full.columns if not c.startswith("time/")]
+    assert resumed[cols].equals(full[cols])
+
+
+def test_sequence_ess_is_one_for_equal_weights_and_one_over_n_for_a_dominant_one():
+    assert sequence_ess_frac(torch.full((8,), -3.0)) == pytest.approx(1.0)
+    assert sequence_ess_frac(torch.tensor([0.0] + [-400.0] * 7)) == pytest.approx(1 / 8)
+    assert math.isfinite(sequence_ess_frac(torch.tensor([800.0, -800.0])))
+    with pytest.raises(ValueError, match="log_w must be a non-empty 1-D tensor"):
+        sequence_ess_frac(torch.zeros(2, 3))
