@@ -42,6 +42,7 @@ import gspo_lab.findings.f11.arms as f11arms
 import gspo_lab.findings.f11.corrections as f11c
 import gspo_lab.findings.f11.ladder as f11e
 import gspo_lab.findings.f11.successors as f11
+import gspo_lab.findings.f12.lag as f12
 import gspo_lab.findings.page  # noqa: F401  (imports every finding, so RULES is complete)
 import gspo_lab.findings.rules as rules
 
@@ -249,6 +250,28 @@ def _position_cases(rule):
         ("both across 0", MIXED_POS, MIXED, "unresolved"),
     ]
     return [(name, lambda g=g, s=s: f11.position_verdict(g, s, rule()), out) for name, g, s, out in pairs]
+
+
+def _lag_runs(late: dict | None = None, failed: tuple = (), seeds=(0, 1)) -> pd.DataFrame:
+    """f12's runs: every arm at lags 0 and 16 on ``seeds``, late accuracy 0.7 unless ``late[(arm, lag)]`` says
+    otherwise; ``failed``: the (arm, lag) cells whose runs collapsed."""
+    late = late or {}
+    rows = [{"arm": a, "lag": lag, "seed": s, "late_acc": late.get((a, lag), 0.7) + 0.01 * s,
+             "failed": (a, lag) in failed} for a in f12.ARMS.values() for lag in (0, 16) for s in seeds]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _tol(lag_outcomes: dict):
+    """A lag -> verdict map for ``largest_tolerated`` (outcome keys of f12.tolerates)."""
+    return {lag: f12.TOLERATES.verdict(o) for lag, o in lag_outcomes.items()}
+
+
+def _ess(bad_low: bool, n_bad: int = 6, n_good: int = 6) -> pd.DataFrame:
+    """Stale runs whose early ESS minimum is low for the failed ones (``bad_low``) or unrelated to failure."""
+    rng = np.random.default_rng(3)
+    bad = rng.uniform(0.05, 0.2, n_bad) if bad_low else rng.uniform(0.3, 0.9, n_bad)
+    good = rng.uniform(0.3, 0.9, n_good)
+    return pd.DataFrame({"ess_min": np.r_[bad, good], "failed": [True] * n_bad + [False] * n_good})
 
 
 CASES: dict[str, list[tuple[str, object, str]]] = {
@@ -520,6 +543,54 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("above", lambda: f6c.gap_verdict(UP), "above"),
         ("below", lambda: f6c.gap_verdict(DOWN), "below"),
         ("across 0", lambda: f6c.gap_verdict(MIXED), "none"),
+    ],
+    "f12a.regime": [
+        ("no lag-0 failure", lambda: f12.regime_verdict(_lag_runs()), "qualifies"),
+        ("a lag-0 collapse", lambda: f12.regime_verdict(_lag_runs(failed=(("cispo/behaviour", 0),))), "fails"),
+        ("one seed per arm", lambda: f12.regime_verdict(_lag_runs(seeds=(0,))), rules.PENDING),
+    ],
+    "f12a.ladder": [
+        ("every arm within 0.1 at 16", lambda: f12.ladder_verdict(_lag_runs({("gspo/behaviour", 16): 0.62})), "up"),
+        ("one arm 0.2 lower at 16", lambda: f12.ladder_verdict(_lag_runs({("gspo/behaviour", 16): 0.5})), "kept"),
+    ],
+    "f12.tolerates": [
+        ("drops inside the margin", lambda: f12.tolerates_verdict(UP - 0.04), "tolerates"),
+        ("drops below 0", lambda: f12.tolerates_verdict(DOWN * 4), "degrades"),
+        ("across the margin", lambda: f12.tolerates_verdict(S([0.05, -0.2, 0.1, -0.15, 0.0])), "inconclusive"),
+    ],
+    "f12.corrections": [
+        (
+            "larger",
+            lambda: f12.boundary_verdict(
+                f12.CORRECTIONS, f12.largest_tolerated(_tol({2: "tolerates", 4: "tolerates", 8: "degrades"})), 2
+            ),
+            "up",
+        ),
+        (
+            "smaller",
+            lambda: f12.boundary_verdict(
+                f12.CORRECTIONS, f12.largest_tolerated(_tol({2: "inconclusive", 4: "tolerates"})), 2
+            ),
+            "down",
+        ),
+        ("equal", lambda: f12.boundary_verdict(f12.CORRECTIONS, 4, 4), "none"),
+        (
+            "one pending",
+            lambda: f12.boundary_verdict(
+                f12.CORRECTIONS, f12.largest_tolerated(_tol({2: "tolerates", 4: rules.PENDING})), 2
+            ),
+            rules.PENDING,
+        ),
+    ],
+    "f12.gspo_vs_grpo": [
+        ("GSPO larger", lambda: f12.boundary_verdict(f12.GSPO_VS_GRPO, 16, 4), "up"),
+        ("GSPO smaller", lambda: f12.boundary_verdict(f12.GSPO_VS_GRPO, 0, 4), "down"),
+        ("equal", lambda: f12.boundary_verdict(f12.GSPO_VS_GRPO, 8, 8), "none"),
+    ],
+    "f12.ess": [
+        ("failed runs had low ESS", lambda: f12.ess_verdict(_ess(True)), "warns"),
+        ("ESS unrelated", lambda: f12.ess_verdict(_ess(False)), "none"),
+        ("4 failures", lambda: f12.ess_verdict(_ess(True, n_bad=4)), "not_scored"),
     ],
     "f6d.drift": [
         ("longer", lambda: f6d.drift_verdict(UP * 100), "longer"),

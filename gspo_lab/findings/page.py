@@ -43,6 +43,7 @@ import gspo_lab.findings.f11.arms_page as f11_arms
 import gspo_lab.findings.f11.corrections as f11_corrections
 import gspo_lab.findings.f11.ladder_page as f11_ladder
 import gspo_lab.findings.f11.successors as f11_successors
+import gspo_lab.findings.f12.lag  # noqa: F401  (finding 12's declared rules; its page comes with its results)
 import gspo_lab.findings.headline as headline
 import gspo_lab.findings.methods as methods
 import gspo_lab.findings.recipe as recipe
@@ -225,7 +226,9 @@ def render(context: dict, template: str = "page.md") -> str:
         autoescape=False,
     )
     env.filters.update(FILTERS)
-    env.globals.update(table=md_table, sep=_sep, lead=_lead, eq=eq, knob_map=knob_map)
+    from gspo_lab.findings.staleness_map import staleness_map
+
+    env.globals.update(table=md_table, sep=_sep, lead=_lead, eq=eq, knob_map=knob_map, staleness_map=staleness_map)
     return env.get_template(template).render(**context)
 
 

@@ -4,7 +4,8 @@ M = 1 at M = 8's optimizer steps — their table and verdicts (rules: :mod:`.arm
 from __future__ import annotations
 
 import gspo_lab.findings.f11.arms as arms
-from gspo_lab.findings.fmt import arm_cell, num
+from gspo_lab.experiments.stats import paired_diff
+from gspo_lab.findings.fmt import arm_cell, diff_cell, num
 from gspo_lab.findings.tables import progress, spec
 
 __all__ = ["section", "LABELS"]
@@ -30,5 +31,7 @@ def section() -> tuple[dict, dict]:
     late = {arm: num(float(runs["late_acc"].mean())) for arm, runs in table.groupby("arm_id")}
     ctx = {"progress": [progress(spec(arms.SPEC_F)), progress(spec(arms.SPEC_G))], "rows": rows, "early": arms.EARLY,
            "counts": counts, "late": late,
-           "mask": arms.mask_verdict(table), "one_update": arms.one_update_verdict(table)}  # fmt: skip
+           "mask": arms.mask_verdict(table), "one_update": arms.one_update_verdict(table),
+           "m1_minus_m8": [{"arm": LABELS[a], "diff": diff_cell(paired_diff(table, f"{a}@M1", a, "late_acc"))}
+                           for a in ("grpo", "gspo", "cispo", "sapo")]}  # fmt: skip
     return ctx, {}

@@ -1,0 +1,1 @@
+"""Finding 12: stale rollouts (issue 38)."""
