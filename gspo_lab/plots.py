@@ -260,6 +260,30 @@ def plot_seed_curves(data: pd.DataFrame, ylabel: str, title: str = "", log: bool
     return fig
 
 
+def plot_lag(table: pd.DataFrame, lag: int, names: dict[str, str]) -> Figure:
+    """Notebook 05's lag panels: per metric of :data:`gspo_lab.findings.f12.curves.CURVE_METRICS`, the mean over
+    seeds per rollout of each arm in ``names`` (arm -> label) at ``lag`` (solid) and at lag 0 (dotted).
+
+    ``table``: :func:`gspo_lab.findings.f12.curves.lag_curves`'s long table.
+    """
+    from gspo_lab.findings.f12.curves import CURVE_METRICS
+
+    fig, axes = _fig(ncols=len(CURVE_METRICS), width=3.6)
+    for ax, (metric, what) in zip(axes, CURVE_METRICS.items(), strict=True):
+        rows = table[table["metric"] == metric]
+        for i, (arm, name) in enumerate(names.items()):
+            for at, style in ((lag, "-"), (0, ":")):
+                run = rows[(rows["arm"] == arm) & (rows["lag"] == at)]
+                if run.empty:
+                    continue
+                mean = run.groupby("rollout")["value"].mean()
+                ax.plot(mean.index, mean.values, ls=style, color=f"C{i}", label=f"{name}, lag {at}")
+        ax.set(xlabel="rollout batch", ylabel=what)
+        ax.legend(frameon=False, fontsize=7)
+    fig.suptitle(f"behaviour policy as π_old: lag {lag} (solid) against lag 0 (dotted), mean of seeds")
+    return fig
+
+
 def plot_mismatch(samples: dict[str, dict[str, np.ndarray]], bands: dict[str, float], title: str = "") -> Figure:
     """|Δ| = |log π_sampler − log π_train| per token and per sequence (length-normalised), one curve per engine.
 

@@ -151,3 +151,36 @@ def test_sequence_ess_is_one_for_equal_weights_and_one_over_n_for_a_dominant_one
     assert math.isfinite(sequence_ess_frac(torch.tensor([800.0, -800.0])))
     with pytest.raises(ValueError, match="log_w must be a non-empty 1-D tensor"):
         sequence_ess_frac(torch.zeros(2, 3))
+
+
+def _synthetic_curves():
+    """lag_curves' long table for two arms at lags 0 and 4: the stale GSPO clips more and learns less."""
+    import pandas as pd
+
+    rows = []
+    for arm, clip0 in (("grpo/behaviour", 0.01), ("gspo/behaviour", 0.1)):
+        for lag in (0, 4):
+            for seed in (0, 1):
+                for r in range(0, 81, 10):
+                    acc = 0.3 + 0.005 * r * (0.5 if arm.startswith("gspo") and lag else 1)
+                    clip = clip0 * (5 if lag else 1)
+                    for metric, v in (("eval/accuracy_sampled", acc), ("clip/token_frac:mean", clip),
+                                      ("ratio/tok_log_std:mean", 0.02 * (1 + lag))):  # fmt: skip
+                        rows.append({"arm": arm, "lag": lag, "seed": seed, "rollout": r, "metric": metric, "value": v})
+    return pd.DataFrame(rows)
+
+
+def test_the_lag_panels_twin_reads_the_chosen_lag_beside_lag_zero():
+    from gspo_lab.findings.f12.curves import lag_readout, stored_lags
+    from gspo_lab.widgets import lag_view
+
+    table = _synthetic_curves()
+    assert stored_lags(table) == [0, 4]
+    numbers = lag_readout(table, 4)
+    assert numbers["lag"]["gspo/behaviour"]["clip/token_frac:mean"] == pytest.approx(0.5)
+    assert numbers["zero"]["gspo/behaviour"]["clip/token_frac:mean"] == pytest.approx(0.1)
+    fig, text = lag_view(table, 4)
+    assert len(fig.axes) == 3 and text.startswith("lag 4 rollout batches (32-39 optimizer steps behind the sampler)")
+    assert "GSPO: late held-out acc. 0.450 (lag 0: 0.600), clipped tokens 0.500 (0.100)" in text
+    with pytest.raises(ValueError, match=r"lag must be one of the stored lags \[0, 4\], got 3"):
+        lag_view(table, 3)
