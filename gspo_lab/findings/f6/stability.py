@@ -26,7 +26,7 @@ import pandas as pd
 import gspo_lab.findings.f6.variance as variance
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import declared_t_sign, paired_diff
-from gspo_lab.findings.f6.length import tokens
+from gspo_lab.findings.f6.length import LENGTHS, tokens
 from gspo_lab.findings.fmt import num
 from gspo_lab.findings.rules import PENDING, Rule, register
 from gspo_lab.findings.tables import declared, progress, spec
@@ -112,7 +112,7 @@ def qualifies(table: pd.DataFrame, lr: float, seeds: int = 2) -> bool | None:
     """Whether ``lr`` meets f6c.regime's criterion on ``table``; None while its cells are unfinished (every arm at
     every length on ``seeds`` seeds)."""
     at = table[table["lr"] == lr]
-    if len(at) < len(ARMS) * 3 * seeds:
+    if len(at) < len(ARMS) * len(LENGTHS) * seeds:
         return None
     shortest = at[at["length"] == at["length"].min()]
     return not shortest["collapsed"].any() and not at[at["objective"] == "gspo"]["collapsed"].any()
