@@ -260,16 +260,15 @@ def plot_seed_curves(data: pd.DataFrame, ylabel: str, title: str = "", log: bool
     return fig
 
 
-def plot_lag(table: pd.DataFrame, lag: int, names: dict[str, str]) -> Figure:
-    """Notebook 05's lag panels: per metric of :data:`gspo_lab.findings.f12.curves.CURVE_METRICS`, the mean over
-    seeds per rollout of each arm in ``names`` (arm -> label) at ``lag`` (solid) and at lag 0 (dotted).
+def plot_lag(table: pd.DataFrame, lag: int, names: dict[str, str], metrics: dict[str, str]) -> Figure:
+    """Notebook 05's lag panels: per metric in ``metrics`` (key -> axis label;
+    :data:`gspo_lab.findings.f12.curves.CURVE_METRICS`), the mean over seeds per rollout of each arm in ``names``
+    (arm -> label) at ``lag`` (solid) and at lag 0 (dotted).
 
     ``table``: :func:`gspo_lab.findings.f12.curves.lag_curves`'s long table.
     """
-    from gspo_lab.findings.f12.curves import CURVE_METRICS
-
-    fig, axes = _fig(ncols=len(CURVE_METRICS), width=3.6)
-    for ax, (metric, what) in zip(axes, CURVE_METRICS.items(), strict=True):
+    fig, axes = _fig(ncols=len(metrics), width=3.6)
+    for ax, (metric, what) in zip(axes, metrics.items(), strict=True):
         rows = table[table["metric"] == metric]
         for i, (arm, name) in enumerate(names.items()):
             for at, style in ((lag, "-"), (0, ":")):

@@ -8,6 +8,7 @@ pick what a reader needs first; the words of every verdict are its rule's, its "
 
 from __future__ import annotations
 
+import gspo_lab.findings.f12.lag_page as f12_lag
 from gspo_lab.findings.fmt import num
 
 __all__ = ["story", "glance", "successor_groups"]
@@ -288,4 +289,5 @@ def glance(ctx: dict) -> list[dict]:
             f11f["mask"],
             sure="; ".join(["declared", *(["fragile: " + ", ".join(fragile)] if fragile else [])]),
         ),
+        f12_lag.glance_row(ctx, _row),
     ]

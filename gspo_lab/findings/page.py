@@ -43,7 +43,7 @@ import gspo_lab.findings.f11.arms_page as f11_arms
 import gspo_lab.findings.f11.corrections as f11_corrections
 import gspo_lab.findings.f11.ladder_page as f11_ladder
 import gspo_lab.findings.f11.successors as f11_successors
-import gspo_lab.findings.f12.lag  # noqa: F401  (finding 12's declared rules; its page comes with its results)
+import gspo_lab.findings.f12.lag_page as f12_lag
 import gspo_lab.findings.headline as headline
 import gspo_lab.findings.methods as methods
 import gspo_lab.findings.recipe as recipe
@@ -72,7 +72,7 @@ TEMPLATES = HERE / "templates"
 FINDING_PAGES = {("1",): "f1_clipping.md", ("2", "2b"): "f2_collapse.md", ("3",): "f3_volatility.md",
                  ("4",): "f4_replay.md", ("5",): "f5_precision.md", ("6",): "f6_variance.md",
                  ("7",): "f7_token_adv.md", ("8",): "f8_dense.md", ("9",): "f9_precursors.md", ("10",): "f10_why.md",
-                 ("11",): "f11_successors.md"}  # fmt: skip
+                 ("11",): "f11_successors.md", ("12",): "f12_stale.md"}  # fmt: skip
 #: each generated page in docs/ -> its template (a name under TEMPLATES, or ``fN/<page>`` under HERE), rendered from
 #: one context, so a number on the story is the number its section computes
 PAGES = {"story.md": "story.md", "findings.md": "page.md", "glossary.md": "glossary.md", "recipe.md": "recipe.md",
@@ -116,6 +116,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f11c": f11_corrections.section,
     "f11e": f11_ladder.section,
     "f11f": f11_arms.section,
+    "f12": f12_lag.section,
     "specs": bookkeeping.section,
     "prov": bookkeeping.provenance_section,
 }

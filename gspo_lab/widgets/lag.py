@@ -15,11 +15,11 @@ _NAMES = {"grpo/behaviour": "GRPO", "gspo/behaviour": "GSPO"}
 def lag_view(table, lag: int, minibatches: int = 8):
     """(Figure, readout): the stored curves of :func:`gspo_lab.findings.f12.curves.lag_curves` at ``lag`` (solid)
     and lag 0 (dotted), and per arm its late held-out accuracy, clipped tokens and log-ratio spread at both."""
-    from gspo_lab.findings.f12.curves import lag_readout
+    from gspo_lab.findings.f12.curves import CURVE_METRICS, lag_readout
     from gspo_lab.plots import plot_lag
 
     numbers = lag_readout(table, lag)
-    fig = plot_lag(table, lag, names=_NAMES)
+    fig = plot_lag(table, lag, names=_NAMES, metrics=CURVE_METRICS)
     parts = []
     for arm, name in _NAMES.items():
         at, zero = numbers["lag"].get(arm), numbers["zero"].get(arm)

@@ -1,0 +1,98 @@
+"""Finding 12's page sections: the lag search (f12a) and, once declared and run, its fresh-seed confirmation (f12b).
+
+Per arm and lag: collapsed and frozen counts (endpoint v2), late held-out accuracy, the late clip fraction, the
+update's own KL k3 and the staleness KL k3 (π_behaviour against the current weights); per arm and lag > 0 the paired
+drop against lag 0. Rules: :mod:`.lag`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+import gspo_lab.findings.f12.lag as lag
+from gspo_lab.findings.fmt import arm_cell, diff_cell, num
+from gspo_lab.findings.tables import progress, spec
+
+__all__ = ["NAMES", "section", "plot_lags", "glance_row"]
+
+#: how the page names each arm
+NAMES = {
+    "grpo/behaviour": "GRPO, behaviour π_old",
+    "gspo/behaviour": "GSPO, behaviour π_old",
+    "cispo/behaviour": "CISPO, behaviour π_old",
+    "grpo/proximal": "GRPO, proximal π_old, no correction",
+    "grpo/proximal+token_truncate": "GRPO, proximal π_old + token TIS (cap 3)",
+    "gspo/proximal+sequence_mask": "GSPO, proximal π_old + sequence mask (cap 3)",
+}
+
+
+def _order(table: pd.DataFrame) -> pd.DataFrame:
+    arm = table["arm"].map(list(lag.ARMS.values()).index)
+    return table.assign(_a=arm).sort_values(["_a", "lag", "seed"], kind="stable").drop(columns=["_a"])
+
+
+def rows(table: pd.DataFrame) -> list[list]:
+    """Per (arm, lag): the page's table row."""
+    out = []
+    for (arm, d), g in _order(table).groupby(["arm", "lag"], sort=False):
+        counts = [f"{int(g[c].sum())}/{len(g)}" for c in ("collapsed", "frozen")]
+        drop = diff_cell(lag.drops(table, arm, d)) if d > 0 else "—"
+        out.append([NAMES[arm], d, *counts, arm_cell(g["late_acc"].dropna()), drop, num(float(g["clip"].mean())),
+                    num(float(g["kl"].mean())), num(float(g["stale_kl"].mean())) if d > 0 else "—"])  # fmt: skip
+    return out
+
+
+def section() -> tuple[dict, dict]:
+    s = spec(lag.SPEC_SEARCH)
+    table = lag.lag_table(lag.SPEC_SEARCH, "search")
+    ctx = {"progress": progress(s, "search"), "rows": rows(table) if not table.empty else [],
+           "regime": lag.regime_verdict(table) if not table.empty else lag.REGIME.verdict(lag.PENDING),
+           "ladder": lag.ladder_verdict(table) if not table.empty else lag.LADDER_RULE.verdict(lag.PENDING),
+           "lags": ", ".join(str(x) for x in lag.LADDER), "margin": lag.MARGIN}  # fmt: skip
+    data = table[["arm", "lag", "seed", "late_acc", "failed"]] if not table.empty else table
+    return ctx, {"f12_lags": (data.reset_index(drop=True), plot_lags)}
+
+
+def plot_lags(data: pd.DataFrame):
+    """Late held-out accuracy against the lag (rollout batches, symlog x), one panel per objective family: a dot per
+    run (a cross for a failed one), the mean per lag joined by a line, per arm."""
+    import matplotlib.pyplot as plt
+
+    families = {"GRPO": [a for a in lag.ARMS.values() if a.startswith("grpo")],
+                "GSPO and CISPO": [a for a in lag.ARMS.values() if not a.startswith("grpo")]}  # fmt: skip
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
+    for ax, (title, arms) in zip(axes, families.items(), strict=True):
+        for i, arm in enumerate(arms):
+            g = data[data["arm"] == arm]
+            if g.empty:
+                continue
+            ok, bad = g[~g["failed"].astype(bool)], g[g["failed"].astype(bool)]
+            ax.scatter(ok["lag"], ok["late_acc"], s=14, alpha=0.6, color=f"C{i}")
+            ax.scatter(bad["lag"], bad["late_acc"], s=24, marker="x", color=f"C{i}")
+            mean = g.groupby("lag")["late_acc"].mean()
+            ax.plot(mean.index, mean.values, color=f"C{i}", label=NAMES[arm])
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlabel("lag D (rollout batches)", fontsize=8)
+        ax.set_title(title, fontsize=9)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(frameon=False, fontsize=7)
+    axes[0].set_ylabel("late held-out accuracy", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def glance_row(ctx: dict, _row) -> dict:
+    """Finding 12's At a glance row (the search's numbers and rules until the fresh seeds are in), made by the
+    overview's row maker ``_row`` (:func:`gspo_lab.findings.headline._row`, passed in: no import cycle)."""
+    f12 = ctx["f12"]
+    p = f12["progress"]
+    return _row(
+        "12",
+        "Stale rollouts (beyond)",
+        "—",
+        f"search, 2 seeds, {p['done']}/{p['total']} cells: six arms at lags {f12['lags']} rollout batches; "
+        "the fresh seeds' verdicts are pending",
+        f"regime: {f12['regime'].label}; ladder: {f12['ladder'].label}",
+        f12["regime"],
+        f12["ladder"],
+    )
