@@ -31,6 +31,7 @@ prompts = 16
 group_size = 8
 seed = 0
 temperature = 1.0
+lag_seeds = "search"
 results_path = None
 
 # %% [markdown]
@@ -150,6 +151,42 @@ display(pd.DataFrame(confirm["rows"], columns=["objective", "π_old", "clip rang
 print("over all 10 seeds (f5.claim):", confirm["pooled"])
 
 # %% [markdown]
+# ## 5. Stale rollouts: a lag between sampler and trainer (stored results, no training)
+# Notebook 02 followed π_θ away from π_old *within* one rollout batch: minibatch j of M is j updates stale. An
+# asynchronous RL system adds a lag *between* batches: the sampler runs D rollout batches ahead of the trainer, so a
+# whole batch is D · M updates stale before its first update (`rollout_lag`, `gspo_lab/staleness.py`; finding 12 of
+# `docs/findings.md`). Here π_old is the behaviour policy's own log-probs — the weights that sampled the batch — so
+# GRPO's and GSPO's ratios see the whole lag, as in an asynchronous trainer that reuses the sampler's log-probs. The
+# runs are finding 12's (`data/specs/f12a_lag_search.toml`, seed set `lag_seeds`); the call below is the slider's twin.
+
+# %%
+from gspo_lab.findings.f12.curves import lag_curves, lag_readout, stored_lags
+from gspo_lab.widgets import LagPanel, lag_view
+
+lag_table = lag_curves(seeds=lag_seeds)
+lags = stored_lags(lag_table)
+fig, text = lag_view(lag_table, lags[-1])
+display(fig)
+print(text)
+
+# %% [markdown]
+# *Figure 5.* Finding 12's stored runs of GRPO (blue) and GSPO (orange) with the behaviour policy as π_old, mean of
+# the seeds per rollout batch, at the largest stored lag (solid; 16 rollout batches, 128-135 optimizer steps behind
+# the sampler) and at no lag (dotted): held-out accuracy (left), the share of valid tokens whose clip is active
+# (middle), the spread of the token log-ratios log w (right). What to see: the spread of log w grows for both with the
+# lag, and GSPO's narrow band clips a far larger share of the stale tokens than GRPO's wide one.
+
+# %%
+lag_panel = LagPanel(lag_table)
+lag_panel.widget
+
+# %% [markdown]
+# *Figure 6.* Figure 5 as a control: the lag D in rollout batches (each of the stored lags, 0 to 16; 0 draws the
+# synchronous runs against themselves). What to see: how the clipped share and the spread climb with D, and from which
+# lag the stale held-out accuracy leaves the dotted line. Finding 12 reads each arm's drop against its lag 0 with
+# intervals; 2 seeds per lag here.
+
+# %% [markdown]
 # ## What to take away
 
 # %% jupyter={"source_hidden": true}
@@ -166,6 +203,14 @@ claims = [
     claim("grpo_barely_clips_before_any_update", f"{head}: GRPO clipped tokens at k = 0, π_old = bf16 sampler",
           clip["grpo"]["clip/token_frac"], "<=", 0.01),
 ]
+stale, sync = lag_readout(lag_table, lags[-1])["lag"], lag_readout(lag_table, lags[-1])["zero"]
+spread = "ratio/tok_log_std:mean"
+claims += [
+    claim("stale_spread_grows", f"GRPO, behaviour π_old: log-ratio spread at lag {lags[-1]} ÷ at lag 0",
+          stale["grpo/behaviour"][spread] / sync["grpo/behaviour"][spread], ">=", 2.0),
+    claim("gspo_clips_stale_tokens", f"GSPO, behaviour π_old: clipped tokens at lag {lags[-1]} − at lag 0",
+          stale["gspo/behaviour"]["clip/token_frac:mean"] - sync["gspo/behaviour"]["clip/token_frac:mean"], ">=", 0.2),
+]
 trl_band = corr[corr["band"].str.startswith("TRL")]
 touched = float(trl_band[["masked_frac", "truncated_frac"]].max().max())
 takeaway([
@@ -177,6 +222,13 @@ takeaway([
     f"Training on those log-probs (stored runs, 10 seeds): {confirm['pooled']}.",
     f"The production alternative keeps π_old recomputed and weights each token by ρ = π_old / π_sampler; at TRL's "
     f"default band no mode masks or truncates more than {fmt(touched)} of this batch's tokens.",
+    f"A lag is the mismatch that grows: {lags[-1]} rollout batches behind its sampler, GRPO's log-ratio spread is "
+    f"{fmt(claims[-2].value)}× its synchronous value, and GSPO's band clips "
+    f"{fmt(stale['gspo/behaviour']['clip/token_frac:mean'])} of the tokens (no lag: "
+    f"{fmt(sync['gspo/behaviour']['clip/token_frac:mean'])}); held-out accuracy GRPO "
+    f"{fmt(stale['grpo/behaviour']['eval/accuracy_sampled'])}, GSPO {fmt(stale['gspo/behaviour']['eval/accuracy_sampled'])}"
+    f" (no lag: {fmt(sync['grpo/behaviour']['eval/accuracy_sampled'])}, "
+    f"{fmt(sync['gspo/behaviour']['eval/accuracy_sampled'])}; 2 seeds, finding 12 has the intervals).",
 ], why="GSPO's ratio averages the engine's per-token rounding over the response, so the mismatch it sees is smaller, "
        "but its band is narrower too: whether the paper's 'use the engine's likelihoods' pays off is the stored "
        "experiment's verdict above, not an argument.", claims=claims)
@@ -185,5 +237,7 @@ takeaway([
 # ## Record results
 
 # %% jupyter={"source_hidden": true}
-numbers = {"stats": stats.to_dict(orient="index"), "first_update_clip": first, "train_verdict": str(train["verdict"])}
-results = record_results(results_path, "05_precision", claims, numbers, parameters=dict(checkpoints=checkpoints))
+numbers = {"stats": stats.to_dict(orient="index"), "first_update_clip": first, "train_verdict": str(train["verdict"]),
+           "lag": {"lags": lags, "stale": stale, "sync": sync}}
+results = record_results(results_path, "05_precision", claims, numbers, parameters=dict(checkpoints=checkpoints,
+                                                                                        lag_seeds=lag_seeds))

@@ -114,7 +114,7 @@ PANELS = {
     "02_gradients": ("grad",),
     "03_clipping": ("clip-gspo", "clip-grpo", "trust"),
     "04_collapse": ("live", "arm"),
-    "05_precision": ("precision",),
+    "05_precision": ("precision", "lag"),
 }
 """The widget panels (``gspo-<panel>-…`` classes of gspo_lab.widgets) each notebook displays."""
 
@@ -487,6 +487,8 @@ def panel_inputs(page, panel: str) -> tuple:
         return chosen, float(slider_readout(page, "gspo-precision-temperature"))
     if panel == "ratio":
         return int(slider_readout(page, "gspo-ratio-length")), int(slider_readout(page, "gspo-ratio-k"))
+    if panel == "lag":  # a SelectionSlider over the stored lags: its readout is the lag's label
+        return (int(slider_readout(page, "gspo-lag-lag")),)
     if panel == "trust":  # GRPO ε, CISPO ε_max (FloatSliders on a 0.05 / 0.5 grid), SAPO τ (log slider)
         eps, eps_max = (round(float(slider_readout(page, f"gspo-trust-{c}")), 2) for c in ("eps", "eps-max"))
         return eps, eps_max, log_slider_value(page, "gspo-trust-tau")
@@ -589,6 +591,13 @@ class Twins:
             temperature=p["temperature"],
         )
 
+    def lag_table(self):
+        if "lag" not in self.cache:
+            from gspo_lab.findings.f12.curves import lag_curves
+
+            self.cache["lag"] = lag_curves(seeds=notebook_parameters("05_precision")["lag_seeds"])
+        return self.cache["lag"]
+
     def arms(self):
         from gspo_lab.experiments.read import stored_arms
         from gspo_lab.findings.tables import F2
@@ -618,12 +627,14 @@ class Twins:
         }
 
     def readout(self, panel: str, inputs: tuple) -> str:
-        from gspo_lab.widgets import clip_view, precision_view, ratio_view, trust_region_view
+        from gspo_lab.widgets import clip_view, lag_view, precision_view, ratio_view, trust_region_view
 
         if panel == "trust":
             return trust_region_view(*inputs)[1]
         if panel == "precision":
             return precision_view(self.precision_cfg(), *inputs)[1]
+        if panel == "lag":
+            return lag_view(self.lag_table(), *inputs)[1]
         if panel == "ratio":
             return ratio_view(self.trace(), *inputs)[1]
         objective = panel.removeprefix("clip-")
@@ -725,6 +736,7 @@ MOVES = [
     Move("03_clipping", "clip-grpo", "eps-low", "ArrowLeft", 3),  # 10^-0.7 -> 10^-0.85
     Move("03_clipping", "clip-grpo", "eps-high", "ArrowRight", 2),  # 10^-0.55 -> 10^-0.45
     Move("05_precision", "precision", "temperature", "ArrowLeft", 2),  # τ 1.0 -> 0.8
+    Move("05_precision", "lag", "lag", "ArrowLeft", 2),  # lag 16 -> 4 rollout batches
     Move("03_clipping", "trust", "tau", "ArrowRight", 2),  # SAPO τ 10^0 -> 10^0.1
     Move("03_clipping", "trust", "eps-max", "ArrowLeft", 6),  # CISPO ε_max 5.0 -> 2.0
 ]
@@ -743,7 +755,7 @@ def test_keyboard_slider_move_redraws_the_plain_function_twin(pages, twins, move
         wait_readout(page, move.panel, twins.readout(move.panel, inputs), logs)
 
 
-@pytest.mark.parametrize("panel", ["ratio", "clip-gspo", "clip-grpo", "precision", "trust"])
+@pytest.mark.parametrize("panel", ["ratio", "clip-gspo", "clip-grpo", "precision", "trust", "lag"])
 def test_panel_plot_is_an_image_that_a_slider_move_redraws(pages, panel):
     move = next(m for m in MOVES if m.panel == panel)
     page = pages(move.notebook)

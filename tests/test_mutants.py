@@ -272,6 +272,38 @@ def nb05_grpo_barely_clips_before_any_update(patched: bool) -> bool:
     return first_update_clip(_mismatch("bf16"))["grpo"]["clip/token_frac"] <= 0.01
 
 
+@functools.cache
+def _lag_table():
+    from gspo_lab.findings.f12.curves import lag_curves
+
+    return lag_curves(seeds="search")
+
+
+def _lag_late() -> tuple[dict, dict]:
+    """Notebook 05's stale and synchronous late means (at the largest stored lag and at lag 0)."""
+    from gspo_lab.findings.f12.curves import lag_readout, stored_lags
+
+    numbers = lag_readout(_lag_table(), stored_lags(_lag_table())[-1])
+    return numbers["lag"], numbers["zero"]
+
+
+def nb05_stale_spread_grows(patched: bool) -> bool:
+    stale, sync = _lag_late()
+    key = "ratio/tok_log_std:mean"
+    return stale["grpo/behaviour"][key] / sync["grpo/behaviour"][key] >= 2.0
+
+
+def nb05_gspo_clips_stale_tokens(patched: bool) -> bool:
+    stale, sync = _lag_late()
+    key = "clip/token_frac:mean"
+    return stale["gspo/behaviour"][key] - sync["gspo/behaviour"][key] >= 0.2
+
+
+def _lag_zero_rows(table, lag):
+    """The mutant's reading: every lag's late means from the lag-0 runs (the lag ignored)."""
+    return table[table["lag"] == 0]
+
+
 # --- the paper's identities (unit tier: a bigram policy, hand-built batch) -------------------------------------
 
 
@@ -556,6 +588,12 @@ MUTANTS: list[Mutant] = [
     Mutant("05:grpo_barely_clips_before_any_update", "precision.first_update_clip: GRPO clip/token_frac, k = 0 ≤ 0.01",
            "gspo_lab.objectives.OBJECTIVES['grpo']", _same(with_clip("grpo", GSPO_CLIP)),
            "GRPO run with GSPO's ε = (3e-4, 4e-4)", nb05_grpo_barely_clips_before_any_update),
+    Mutant("05:stale_spread_grows", "f12 lag_readout: GRPO (behaviour) log-ratio spread, largest lag ÷ 0 ≥ 2",
+           "gspo_lab.findings.f12.curves._at_lag", _same(_lag_zero_rows),
+           "every lag read from the synchronous (lag-0) runs", nb05_stale_spread_grows),
+    Mutant("05:gspo_clips_stale_tokens", "f12 lag_readout: GSPO (behaviour) clipped tokens, largest lag − 0 ≥ 0.2",
+           "gspo_lab.findings.f12.curves._at_lag", _same(_lag_zero_rows),
+           "every lag read from the synchronous (lag-0) runs", nb05_gspo_clips_stale_tokens),
     Mutant("identity: GSPO-token ≡ GSPO (value, ∇θ), sequence Â", "objectives gspo, gspo_token on a bigram policy",
            "gspo_lab.objectives.sequence.gspo_token_log_ratio", _same(gspo_token_log_ratio_no_sg_pi),
            "GSPO-token without sg[π_θ(y_{i,t})] (Eq. 14): no per-token gradient path", unit_gspo_token_equals_gspo),

@@ -547,7 +547,11 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
     "f12a.regime": [
         ("no lag-0 failure", lambda: f12.regime_verdict(_lag_runs()), "qualifies"),
         ("a lag-0 collapse", lambda: f12.regime_verdict(_lag_runs(failed=(("cispo/behaviour", 0),))), "fails"),
-        ("one seed per arm", lambda: f12.regime_verdict(_lag_runs(seeds=(0,))), rules.PENDING),
+        (
+            "an arm without a lag-0 run",
+            lambda: f12.regime_verdict(_lag_runs().query("not (arm == 'gspo/behaviour' and lag == 0)")),
+            rules.PENDING,
+        ),
     ],
     "f12a.ladder": [
         ("every arm within 0.1 at 16", lambda: f12.ladder_verdict(_lag_runs({("gspo/behaviour", 16): 0.62})), "up"),

@@ -134,6 +134,9 @@ READ_SERIES = (
     "correction/truncated_frac:mean",
     "drift/outside_grpo_band_frac:mean",
     "drift/outside_grpo_band_grad_frac:mean",
+    "stale/lag:mean",
+    "stale/kl_k3:mean",
+    "stale/ess_frac:mean",
 )
 
 

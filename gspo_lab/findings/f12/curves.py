@@ -52,10 +52,15 @@ def stored_lags(table: pd.DataFrame) -> list[int]:
     return sorted(set.intersection(*per_arm)) if per_arm else []
 
 
+def _at_lag(table: pd.DataFrame, lag: int) -> pd.DataFrame:
+    """The rows of runs at ``lag``."""
+    return table[table["lag"] == lag]
+
+
 def late_means(table: pd.DataFrame, lag: int, late_from: float = 0.5) -> dict[str, dict[str, float]]:
     """Per arm at ``lag``: each metric's mean over seeds of its mean over rollouts >= ``late_from`` × the last."""
     out = {}
-    at = table[table["lag"] == lag]
+    at = _at_lag(table, lag)
     for arm, runs in at.groupby("arm"):
         start = late_from * runs["rollout"].max()
         late = runs[runs["rollout"] >= start]

@@ -65,27 +65,27 @@ TOLERATES = register(Rule(
     "f12.tolerates", "12",
     {"tolerates": "tolerates", "degrades": "degrades", "inconclusive": "inconclusive"},
     {"MARGIN": MARGIN, "LEVEL": 0.95}, declared=_DECLARED, null="inconclusive",
-    marker="- f12.tolerates, per arm and lag D > 0", specs=(SPEC_SEARCH,),
+    marker="- f12.tolerates, per arm and lag D > 0", specs=(SPEC_CONFIRM,),
 ))  # fmt: skip
 CORRECTIONS = register(Rule(
     "f12.corrections", "12",
     {"up": "moves the boundary up", "down": "moves the boundary down", "none": "no move shown"},
     {"MARGIN": MARGIN}, declared=_DECLARED, null="none",
     marker="- f12.corrections (do the corrections move the boundary?)",
-    specs=(SPEC_SEARCH,),
+    specs=(SPEC_CONFIRM,),
 ))  # fmt: skip
 GSPO_VS_GRPO = register(Rule(
     "f12.gspo_vs_grpo", "12",
     {"up": "GSPO tolerates more lag", "down": "GRPO tolerates more lag", "none": "no difference shown"},
     {"MARGIN": MARGIN}, declared=_DECLARED, null="none",
     marker="- f12.gspo_vs_grpo (does GSPO tolerate more lag than GRPO?)",
-    specs=(SPEC_SEARCH,),
+    specs=(SPEC_CONFIRM,),
 ))  # fmt: skip
 ESS = register(Rule(
     "f12.ess", "12",
     {"warns": "ESS warns of failure", "none": "no warning shown", "not_scored": "not scored: too few failures"},
     {"ESS_MIN_EACH": ESS_MIN_EACH, "ESS_UNTIL": ESS_UNTIL, "LEVEL": 0.95}, declared=_DECLARED,
-    marker="- f12.ess (ESS as an early warning)", specs=(SPEC_SEARCH,),
+    marker="- f12.ess (ESS as an early warning)", specs=(SPEC_CONFIRM,),
 ))  # fmt: skip
 
 
@@ -153,9 +153,10 @@ def _compare(a: int, b: int) -> int:
     return (a > b) - (a < b)
 
 
-def regime_verdict(table: pd.DataFrame, seeds: int = 2):
+def regime_verdict(table: pd.DataFrame, seeds: int = 1):
     """Rule ``f12a.regime``: "fails" when an arm at lag 0 collapsed or froze; "qualifies" once every arm has
-    ``seeds`` lag-0 runs and none did; PENDING before."""
+    ``seeds`` lag-0 runs and none did; PENDING before (the page marks it provisional until every cell is in, so a
+    robustness reading that leaves a search seed out reads the other one)."""
     zero = _lag0(table)
     if bool(zero["failed"].any()):
         return REGIME.verdict("fails")

@@ -7,6 +7,8 @@ drop against lag 0. Rules: :mod:`.lag`.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 import gspo_lab.findings.f12.lag as lag
@@ -42,13 +44,38 @@ def rows(table: pd.DataFrame) -> list[list]:
     return out
 
 
+#: the arms the At a glance row names, and how
+SHORT = {
+    "grpo/behaviour": "GRPO (behaviour π_old)",
+    "gspo/behaviour": "GSPO (behaviour π_old)",
+    "grpo/proximal": "GRPO (proximal, uncorrected)",
+    "gspo/proximal+sequence_mask": "GSPO (proximal + mask)",
+}
+
+
+def ends(table: pd.DataFrame) -> str:
+    """The At a glance row's numbers: mean late held-out accuracy at lag 0 → the largest lag, per :data:`SHORT` arm."""
+    if table.empty:
+        return "pending"
+    top = int(table["lag"].max())
+    means = table.groupby(["arm", "lag"])["late_acc"].mean()
+    parts = [f"{name} {num(means[(arm, 0)])} → {num(means[(arm, top)])}" for arm, name in SHORT.items()
+             if (arm, 0) in means.index and (arm, top) in means.index]  # fmt: skip
+    return f"late held-out accuracy, lag 0 → {top}: " + "; ".join(parts) if parts else "pending"
+
+
 def section() -> tuple[dict, dict]:
     s = spec(lag.SPEC_SEARCH)
     table = lag.lag_table(lag.SPEC_SEARCH, "search")
-    ctx = {"progress": progress(s, "search"), "rows": rows(table) if not table.empty else [],
-           "regime": lag.regime_verdict(table) if not table.empty else lag.REGIME.verdict(lag.PENDING),
-           "ladder": lag.ladder_verdict(table) if not table.empty else lag.LADDER_RULE.verdict(lag.PENDING),
-           "lags": ", ".join(str(x) for x in lag.LADDER), "margin": lag.MARGIN}  # fmt: skip
+    done = progress(s, "search")
+    note = "" if done["done"] >= done["total"] else f"{done['done']} of {done['total']} cells finished"
+    regime = lag.regime_verdict(table) if not table.empty else lag.REGIME.verdict(lag.PENDING)
+    ladder = lag.ladder_verdict(table) if not table.empty else lag.LADDER_RULE.verdict(lag.PENDING)
+    ctx = {"progress": done, "rows": rows(table) if not table.empty else [],
+           "regime": replace(regime, provisional=note) if regime.outcome != lag.PENDING else regime,
+           "ladder": replace(ladder, provisional=note) if ladder.outcome != lag.PENDING else ladder,
+           "lags": ", ".join(str(x) for x in lag.LADDER), "margin": lag.MARGIN,
+           "confirm": progress(spec(lag.SPEC_CONFIRM)), "ends": ends(table)}  # fmt: skip
     data = table[["arm", "lag", "seed", "late_acc", "failed"]] if not table.empty else table
     return ctx, {"f12_lags": (data.reset_index(drop=True), plot_lags)}
 
@@ -90,8 +117,7 @@ def glance_row(ctx: dict, _row) -> dict:
         "12",
         "Stale rollouts (beyond)",
         "—",
-        f"search, 2 seeds, {p['done']}/{p['total']} cells: six arms at lags {f12['lags']} rollout batches; "
-        "the fresh seeds' verdicts are pending",
+        f"search, 2 seeds ({p['done']}/{p['total']} cells), {f12['ends']}; the fresh seeds' verdicts are pending",
         f"regime: {f12['regime'].label}; ladder: {f12['ladder'].label}",
         f12["regime"],
         f12["ladder"],
