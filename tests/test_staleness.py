@@ -184,3 +184,12 @@ def test_the_lag_panels_twin_reads_the_chosen_lag_beside_lag_zero():
     assert "GSPO: late held-out acc. 0.450 (lag 0: 0.600), clipped tokens 0.500 (0.100)" in text
     with pytest.raises(ValueError, match=r"lag must be one of the stored lags \[0, 4\], got 3"):
         lag_view(table, 3)
+
+
+def test_a_stored_run_whose_logged_lag_is_not_its_configs_is_refused():
+    from gspo_lab.findings.f12.lag import _check_lag
+
+    _check_lag({"rollout": [40, 50], "stale/lag:mean": [4.0, 4.0]}, 40, "cell", 4)
+    _check_lag({"rollout": [40, 50]}, 40, "cell", 0)
+    with pytest.raises(ValueError, match=r"cell x: its logged stale/lag over its late rollouts is \[2.0\], not 4"):
+        _check_lag({"rollout": [40, 50], "stale/lag:mean": [2.0, 2.0]}, 40, "x", 4)

@@ -114,6 +114,15 @@ def early_ess_min(series: dict, onset: float | None) -> float:
     return float(min(values)) if values else math.nan
 
 
+def _check_lag(series: dict, late_from: int, key: str, lag: int) -> None:
+    """A stale run's logged lag (``stale/lag``) over its late rollouts must be its config's ``rollout_lag`` = ``lag``:
+    the queue ran D batches ahead once D batches had run. ValueError naming the cell otherwise (lag 0 logs none)."""
+    lags = {v for r, v in zip(series.get("rollout", []), series.get("stale/lag:mean", []), strict=False)
+            if r >= late_from and v is not None}  # fmt: skip
+    if lags != ({float(lag)} if lag else set()):
+        raise ValueError(f"cell {key}: its logged stale/lag over its late rollouts is {sorted(lags)}, not {lag}")
+
+
 def lag_table(name: str, seeds: str) -> pd.DataFrame:
     """Spec ``name``'s finished runs of seed set ``seeds``: arm, lag, seed, late_acc, collapsed, frozen, failed
     (either), clip, kl (the update's kl/k3), stale_kl (stale/kl_k3), over late rollouts, and ess_min
@@ -132,10 +141,11 @@ def lag_table(name: str, seeds: str) -> pd.DataFrame:
         t[column] = t[column].fillna(False).astype(bool) if column in t else False
     t["failed"] = t["collapsed"] | t["frozen"]
     clip, kl, stale_kl, ess = [], [], [], []
-    for key, rollouts, collapse_at in zip(t["key"], t["rollouts"], t.get("collapse_rollout", [None] * len(t)),
-                                          strict=True):  # fmt: skip
+    for key, rollouts, collapse_at, d in zip(t["key"], t["rollouts"], t.get("collapse_rollout", [None] * len(t)),
+                                             t["lag"], strict=True):  # fmt: skip
         series = per_rollout(name, key)
         late_from = int(rollouts) // 2
+        _check_lag(series, late_from, key, int(d))
         clip.append(_late_mean(series, "clip/token_frac:mean", late_from))
         kl.append(_late_mean(series, "kl/k3:mean", late_from))
         stale_kl.append(_late_mean(series, "stale/kl_k3:mean", late_from))
