@@ -67,20 +67,24 @@ TOLERATES = register(Rule(
     {"MARGIN": MARGIN, "LEVEL": 0.95}, declared=_DECLARED, null="inconclusive",
     marker="- f12.tolerates, per arm and lag D > 0", specs=(SPEC_CONFIRM,),
 ))  # fmt: skip
-CORRECTIONS = register(Rule(
-    "f12.corrections", "12",
+
+
+def _boundary_rule(name: str, outcomes: dict[str, str], marker: str) -> Rule:
+    """A rule comparing two arms' largest tolerated lags (:func:`boundary_verdict`): up / down / none."""
+    return register(Rule(name, "12", outcomes, {"MARGIN": MARGIN}, declared=_DECLARED, null="none", marker=marker,
+                         specs=(SPEC_CONFIRM,)))  # fmt: skip
+
+
+CORRECTIONS = _boundary_rule(
+    "f12.corrections",
     {"up": "moves the boundary up", "down": "moves the boundary down", "none": "no move shown"},
-    {"MARGIN": MARGIN}, declared=_DECLARED, null="none",
-    marker="- f12.corrections (do the corrections move the boundary?)",
-    specs=(SPEC_CONFIRM,),
-))  # fmt: skip
-GSPO_VS_GRPO = register(Rule(
-    "f12.gspo_vs_grpo", "12",
+    "- f12.corrections (do the corrections move the boundary?)",
+)
+GSPO_VS_GRPO = _boundary_rule(
+    "f12.gspo_vs_grpo",
     {"up": "GSPO tolerates more lag", "down": "GRPO tolerates more lag", "none": "no difference shown"},
-    {"MARGIN": MARGIN}, declared=_DECLARED, null="none",
-    marker="- f12.gspo_vs_grpo (does GSPO tolerate more lag than GRPO?)",
-    specs=(SPEC_CONFIRM,),
-))  # fmt: skip
+    "- f12.gspo_vs_grpo (does GSPO tolerate more lag than GRPO?)",
+)
 ESS = register(Rule(
     "f12.ess", "12",
     {"warns": "ESS warns of failure", "none": "no warning shown", "not_scored": "not scored: too few failures"},

@@ -69,14 +69,13 @@ def section() -> tuple[dict, dict]:
     table = lag.lag_table(lag.SPEC_SEARCH, "search")
     done = progress(s, "search")
     note = "" if done["done"] >= done["total"] else f"{done['done']} of {done['total']} cells finished"
-    regime = lag.regime_verdict(table) if not table.empty else lag.REGIME.verdict(lag.PENDING)
-    ladder = lag.ladder_verdict(table) if not table.empty else lag.LADDER_RULE.verdict(lag.PENDING)
-    ctx = {"progress": done, "rows": rows(table) if not table.empty else [],
+    regime, ladder = lag.regime_verdict(table), lag.ladder_verdict(table)
+    ctx = {"progress": done, "rows": rows(table),
            "regime": replace(regime, provisional=note) if regime.outcome != lag.PENDING else regime,
            "ladder": replace(ladder, provisional=note) if ladder.outcome != lag.PENDING else ladder,
            "lags": ", ".join(str(x) for x in lag.LADDER), "margin": lag.MARGIN,
            "confirm": progress(spec(lag.SPEC_CONFIRM)), "ends": ends(table)}  # fmt: skip
-    data = table[["arm", "lag", "seed", "late_acc", "failed"]] if not table.empty else table
+    data = table[["arm", "lag", "seed", "late_acc", "failed"]]
     return ctx, {"f12_lags": (data.reset_index(drop=True), plot_lags)}
 
 
