@@ -256,7 +256,9 @@ def next_batch(state: TrainState) -> RolloutBatch:
     """The batch the next RL step trains on. ``rollout_lag = D > 0`` (numbered note 11): the sampler runs D rollout
     batches ahead of the trainer, so batch t was sampled by the weights at the start of batch max(0, t − D); the
     queue ``state.pending`` holds at most D sampled batches between steps and never samples past ``cfg.rollouts``."""
-    lag = state.cfg.rollout_lag  # at 0 the queue samples one batch and hands it over at once: collect()
+    lag = state.cfg.rollout_lag
+    if lag == 0:  # the synchronous batch is collect()'s (bench/step_ours.py times the loop's rollout phase there)
+        return collect(state)
     while len(state.pending) <= lag and state.rollout_index + len(state.pending) < state.cfg.rollouts:
         state.pending.append(sample(state))
     return prepare(state, state.pending.pop(0))
