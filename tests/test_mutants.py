@@ -693,6 +693,8 @@ RULE_MUTANTS += [
           "a break read at a 0.25 drop instead of the declared 0.1"),
     _rule("f12.tolerates", "across the margin", "gspo_lab.findings.f12.lag.declared_t_interval",
           _same(lambda v, b=None: (float(np.mean(v)),) * 2), "an interval that is the mean twice"),
+    _rule("f12.learning", "one seed at the cold start", "gspo_lab.findings.f12.lag.declared_t_interval",
+          _same(lambda v, b=None: (float(np.mean(v)),) * 2), "the mean read as its own interval"),
     _rule("f12.corrections", "larger", "gspo_lab.findings.f12.lag.largest_tolerated", _same(lambda v: min(v)),
           "the smallest lag tried instead of the largest tolerated one"),
     _rule("f12.gspo_vs_grpo", "GSPO larger", "gspo_lab.findings.f12.lag._compare",

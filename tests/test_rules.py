@@ -562,6 +562,11 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("drops below 0", lambda: f12.tolerates_verdict(DOWN * 4), "degrades"),
         ("across the margin", lambda: f12.tolerates_verdict(S([0.05, -0.2, 0.1, -0.15, 0.0])), "inconclusive"),
     ],
+    "f12.learning": [
+        ("well above the cold start", lambda: f12.learning_verdict([0.70, 0.72, 0.71, 0.69, 0.73], 0.33), "shown"),
+        ("one seed at the cold start", lambda: f12.learning_verdict([0.34, 0.36, 0.80, 0.33, 0.35], 0.33), "none"),
+        ("one seed", lambda: f12.learning_verdict([0.7], 0.33), rules.PENDING),
+    ],
     "f12.corrections": [
         (
             "larger",

@@ -24,8 +24,8 @@ from gspo_lab.findings.rules import PENDING, Rule, register
 
 __all__ = ["SPEC_SEARCH", "SPEC_CONFIRM", "ARMS", "LADDER", "LADDER_UP", "MARGIN", "arm_of", "lag_table",
            "regime_verdict", "ladder_verdict", "drops", "tolerates_verdict", "largest_tolerated", "boundary_verdict",
-           "ess_auroc", "ess_verdict", "REGIME", "LADDER_RULE", "TOLERATES", "CORRECTIONS", "GSPO_VS_GRPO",
-           "ESS"]  # fmt: skip
+           "ess_auroc", "ess_verdict", "learning_verdict", "REGIME", "LADDER_RULE", "TOLERATES", "LEARNING",
+           "CORRECTIONS", "GSPO_VS_GRPO", "ESS"]  # fmt: skip
 
 SPEC_SEARCH, SPEC_CONFIRM = "f12a_lag_search", "f12b_lag_confirm"
 #: the arms in the page's order: (objective, old_logp, sampler_correction) -> arm name
@@ -66,6 +66,11 @@ TOLERATES = register(Rule(
     {"tolerates": "tolerates", "degrades": "degrades", "inconclusive": "inconclusive"},
     {"MARGIN": MARGIN, "LEVEL": 0.95}, declared=_DECLARED, null="inconclusive",
     marker="- f12.tolerates, per arm and lag D > 0", specs=(SPEC_CONFIRM,),
+))  # fmt: skip
+
+LEARNING = register(Rule(
+    "f12.learning", "12", {"shown": "learning shown", "none": "learning nothing shown"}, {"LEVEL": 0.95},
+    declared=_DECLARED, null="none", marker="- Learning, not only tolerating", specs=(SPEC_CONFIRM,),
 ))  # fmt: skip
 
 
@@ -210,6 +215,20 @@ def tolerates_verdict(drop: pd.Series):
     if hi < 0:
         return TOLERATES.verdict("degrades")
     return TOLERATES.verdict("inconclusive", values=list(drop))
+
+
+def learning_verdict(late, cold: float):
+    """Rule ``f12.learning`` on one arm's late held-out accuracies at one lag (per seed) against the cold start's
+    accuracy ``cold``: "shown" when the declared 95 % interval of late − cold (Student-t on [0, 1], shifted) lies
+    above 0, "none" otherwise; PENDING below 2 seeds. A "tolerates" beside "none" prints "tolerates, learning nothing
+    shown" (declared with the search's rules)."""
+    late = [float(x) for x in late if x == x]
+    if len(late) < 2:
+        return LEARNING.verdict(PENDING)
+    lo, _ = declared_t_interval(late, (0.0, 1.0))
+    if not math.isfinite(lo):
+        return LEARNING.verdict(PENDING)
+    return LEARNING.verdict("shown" if lo > cold else "none")
 
 
 def largest_tolerated(verdicts: dict[int, object]) -> int | None:

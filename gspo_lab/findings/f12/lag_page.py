@@ -51,6 +51,9 @@ SHORT = {
     "grpo/proximal": "GRPO (proximal, uncorrected)",
     "gspo/proximal+sequence_mask": "GSPO (proximal + mask)",
 }
+#: every arm's short name, for the fresh seeds' At a glance row and the story
+SHORT_ALL = {**SHORT, "cispo/behaviour": "CISPO (behaviour π_old)",
+             "grpo/proximal+token_truncate": "GRPO (proximal + token TIS)"}  # fmt: skip
 
 
 def ends(table: pd.DataFrame) -> str:
@@ -108,16 +111,19 @@ def plot_lags(data: pd.DataFrame):
 
 
 def glance_row(ctx: dict, _row) -> dict:
-    """Finding 12's At a glance row (the search's numbers and rules until the fresh seeds are in), made by the
-    overview's row maker ``_row`` (:func:`gspo_lab.findings.headline._row`, passed in: no import cycle)."""
-    f12 = ctx["f12"]
-    p = f12["progress"]
-    return _row(
-        "12",
-        "Stale rollouts (beyond)",
-        "—",
-        f"search, 2 seeds ({p['done']}/{p['total']} cells), {f12['ends']}; the fresh seeds' verdicts are pending",
-        f"regime: {f12['regime'].label}; ladder: {f12['ladder'].label}",
-        f12["regime"],
-        f12["ladder"],
-    )
+    """Finding 12's At a glance row: the fresh seeds' largest tolerated lags and boundary verdicts once two seeds are
+    in (the search's numbers and rules before), made by the overview's row maker ``_row``
+    (:func:`gspo_lab.findings.headline._row`, passed in: no import cycle)."""
+    f12, f12b = ctx["f12"], ctx["f12b"]
+    if f12b["seeds"] < 2:
+        p = f12["progress"]
+        return _row("12", "Stale rollouts (beyond)", "—",
+                    f"search, 2 seeds ({p['done']}/{p['total']} cells), {f12['ends']}; the fresh seeds' verdicts are "
+                    "pending", f"regime: {f12['regime'].label}; ladder: {f12['ladder'].label}", f12["regime"],
+                    f12["ladder"])  # fmt: skip
+    p, pairs = f12b["progress"], f12b["corrections"] + f12b["gspo_vs_grpo"]
+    largest = ", ".join(f"{a['short']} {a['largest']}" for a in f12b["largest"])
+    words = "; ".join(f"{c['short']} vs {c['short_against']}: {c['verdict']}" for c in pairs)
+    return _row("12", "Stale rollouts (beyond)", "—",
+                f"fresh seeds ({p['done']}/{p['total']} cells); largest lag within {f12['margin']}: {largest}",
+                words, *(c["verdict"] for c in pairs))  # fmt: skip

@@ -1,0 +1,140 @@
+"""Finding 12's fresh-seed section (12b): every rule declared with the search (``data/specs/f12a_lag_search.toml``)
+read on ``f12b_lag_confirm``'s seeds 130-139.
+
+Per arm and lag D > 0: the per-seed drop late(D) − late(0) with its declared interval and sign count, rule
+``f12.tolerates`` on it, rule ``f12.learning`` (late(D) against the cold start's accuracy) beside it, and the arm's
+largest tolerated lag; then ``f12.corrections`` (three pairs of arms), ``f12.gspo_vs_grpo`` and ``f12.ess``, each
+comparison with its secondary, continuous reading: per lag, the paired difference between the two arms' drops.
+Rules: :mod:`.lag`; the table's formatting: :mod:`.lag_page`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+
+import gspo_lab.findings.f12.lag as lag
+from gspo_lab.experiments.stats import declared_t_interval
+from gspo_lab.findings.f12.lag_page import NAMES, SHORT_ALL
+from gspo_lab.findings.fmt import num, signs
+from gspo_lab.findings.tables import progress, spec
+
+__all__ = ["PAIRS", "cold_accuracy", "arm_readings", "drop_gap", "section"]
+
+#: f12.corrections' pairs (arm, against) and f12.gspo_vs_grpo's, as declared
+PAIRS = {
+    "corrections": (("grpo/proximal+token_truncate", "grpo/behaviour"),
+                    ("grpo/proximal+token_truncate", "grpo/proximal"),
+                    ("gspo/proximal+sequence_mask", "gspo/behaviour")),
+    "gspo_vs_grpo": (("gspo/behaviour", "grpo/behaviour"),),
+}  # fmt: skip
+_DROP, _GAP = (-1.0, 1.0), (-2.0, 2.0)
+
+
+def cold_accuracy() -> float:
+    """The cold start's sampled accuracy for the confirmation's checkpoint, length, temperature and task (the pooled
+    ``p0_cold_start`` cells: :func:`gspo_lab.experiments.read.cold_starts`)."""
+    from gspo_lab.experiments.read import cold_start_key, cold_starts
+    from gspo_lab.experiments.spec import cells
+
+    cfg = cells(spec(lag.SPEC_CONFIRM), "all")[0].cfg
+    return float(cold_starts()[cold_start_key(cfg)]["accuracy"])
+
+
+def declared_cell(values, bounds, shift: float = 0.0, count: bool = True) -> str:
+    """``mean [lo, hi] (n = k; signs)`` with the declared Student-t interval on ``bounds`` (the interval the rules
+    read), every number minus ``shift`` (the sign count is of the shifted values; ``count=False`` leaves it out);
+    "—" for no seed."""
+    values = [float(v) for v in values]
+    if not values:
+        return "—"
+    lo, hi = declared_t_interval(values, bounds) if len(values) > 1 else (float("nan"),) * 2
+    mean, n = sum(values) / len(values) - shift, len(values)
+    tail = f"; {signs([v - shift for v in values])}" if count else ""
+    return f"{num(mean)} [{num(lo - shift)}, {num(hi - shift)}] (n = {n}{tail})"
+
+
+def arm_readings(table: pd.DataFrame, arm: str, cold: float, note: str = "") -> dict:
+    """One arm's rules per lag D > 0: ``tolerates`` and ``learning`` (lag → Verdict, ``provisional`` = ``note``),
+    the words the table prints (``words``: "tolerates, learning nothing shown" where both say so), and ``largest``
+    (:func:`~.lag.largest_tolerated`)."""
+    lags = sorted(d for d in table.loc[table["arm"] == arm, "lag"].unique() if d > 0)
+    tolerates, learning, words = {}, {}, {}
+    for d in lags:
+        late = table.loc[(table["arm"] == arm) & (table["lag"] == d), "late_acc"].dropna()
+        tolerates[d] = _provisional(lag.tolerates_verdict(lag.drops(table, arm, d)), note)
+        learning[d] = _provisional(lag.learning_verdict(late, cold), note)
+        both = tolerates[d].outcome == "tolerates" and learning[d].outcome == "none"
+        words[d] = f"{tolerates[d].label}{tolerates[d].mark}" + (f", {learning[d].label}" if both else "")
+    return {"tolerates": tolerates, "learning": learning, "words": words, "largest": lag.largest_tolerated(tolerates)}
+
+
+def _provisional(verdict, note: str):
+    return replace(verdict, provisional=note) if note and verdict.outcome != lag.PENDING else verdict
+
+
+def drop_gap(table: pd.DataFrame, arm: str, against: str, d: int) -> pd.Series:
+    """Per seed: ``arm``'s drop at lag ``d`` minus ``against``'s (:func:`~.lag.drops`), over the seeds both have."""
+    a, b = lag.drops(table, arm, d), lag.drops(table, against, d)
+    common = a.index.intersection(b.index)
+    return (a[common] - b[common]).rename("late_acc")
+
+
+def _lag_text(largest) -> str:
+    return "pending" if largest is None else f"D = {largest}"
+
+
+def _comparisons(table: pd.DataFrame, readings: dict, note: str) -> dict:
+    out = {}
+    for name, rule in (("corrections", lag.CORRECTIONS), ("gspo_vs_grpo", lag.GSPO_VS_GRPO)):
+        out[name] = []
+        for arm, against in PAIRS[name]:
+            mine, theirs = readings[arm]["largest"], readings[against]["largest"]
+            lags = sorted(d for d in table["lag"].unique() if d > 0)
+            clip = table[table["lag"] > 0].groupby(["arm", "lag"])["clip"].mean()
+            out[name].append({
+                "arm": NAMES[arm], "against": NAMES[against], "short": SHORT_ALL[arm],
+                "short_against": SHORT_ALL[against], "largest": _lag_text(mine),
+                "largest_against": _lag_text(theirs),
+                "verdict": _provisional(lag.boundary_verdict(rule, mine, theirs), note),
+                "gaps": [{"lag": int(d), "gap": declared_cell(drop_gap(table, arm, against, d), _GAP),
+                          "clip": f"{num(clip.get((arm, d)))} vs {num(clip.get((against, d)))}"} for d in lags],
+            })  # fmt: skip
+    return out
+
+
+def _rows(table: pd.DataFrame, readings: dict, cold: float) -> list[list]:
+    out = []
+    for arm in [a for a in lag.ARMS.values() if a in readings]:
+        for d, g in table[table["arm"] == arm].sort_values("lag").groupby("lag"):
+            counts = [f"{int(g[c].sum())}/{len(g)}" for c in ("collapsed", "frozen")]
+            late = g["late_acc"].dropna()
+            learned = readings[arm]["learning"].get(d)
+            above = declared_cell(late, (0.0, 1.0), shift=cold) + (f": {learned.label}{learned.mark}" if d else "")
+            drop = declared_cell(lag.drops(table, arm, d), _DROP) if d > 0 else "—"
+            words = readings[arm]["words"].get(d, "—")
+            out.append([NAMES[arm], int(d), *counts, declared_cell(late, (0.0, 1.0), count=False), drop, words, above,
+                        num(float(g["clip"].mean())), num(float(g["stale_kl"].mean())) if d > 0 else "—"])  # fmt: skip
+    return out
+
+
+def section() -> tuple[dict, dict]:
+    s = spec(lag.SPEC_CONFIRM)
+    table = lag.lag_table(lag.SPEC_CONFIRM, "confirm")
+    done = progress(s, "confirm")
+    seeds = int(table["seed"].nunique()) if len(table) else 0
+    note = "" if done["done"] >= done["total"] else f"{seeds} of {len(s.seeds('confirm'))} seeds"
+    cold = cold_accuracy()
+    readings = {arm: arm_readings(table, arm, cold, note) for arm in lag.ARMS.values() if (table["arm"] == arm).any()}
+    ess = _provisional(lag.ess_verdict(table[table["lag"] > 0]), note) if len(table) else lag.ESS.verdict(lag.PENDING)
+    failed = int(table.loc[table["lag"] > 0, "failed"].sum()) if len(table) else 0
+    largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": _lag_text(r["largest"])}
+               for a, r in readings.items()]  # fmt: skip
+    compared = _comparisons(table, readings, note) if readings else {"corrections": [], "gspo_vs_grpo": []}
+    ctx = {"progress": done, "seeds": seeds, "cold": num(cold), "rows": _rows(table, readings, cold),
+           "largest": largest, **compared, "ess": ess, "failed": failed,
+           "stale_runs": int((table["lag"] > 0).sum()) if len(table) else 0}  # fmt: skip
+    ctx["gap_rows"] = [[f"{c['arm']} − {c['against']}", g["lag"], g["gap"], g["clip"]]
+                       for c in ctx["corrections"] + ctx["gspo_vs_grpo"] for g in c["gaps"]]  # fmt: skip
+    return ctx, {}
