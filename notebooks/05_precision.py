@@ -31,7 +31,7 @@ prompts = 16
 group_size = 8
 seed = 0
 temperature = 1.0
-lag_seeds = "search"
+lag_seeds = "confirm"
 results_path = None
 
 # %% [markdown]
@@ -157,7 +157,8 @@ print("over all 10 seeds (f5.claim):", confirm["pooled"])
 # whole batch is D · M updates stale before its first update (`rollout_lag`, `gspo_lab/staleness.py`; finding 12 of
 # `docs/findings.md`). Here π_old is the behaviour policy's own log-probs — the weights that sampled the batch — so
 # GRPO's and GSPO's ratios see the whole lag, as in an asynchronous trainer that reuses the sampler's log-probs. The
-# runs are finding 12's (`data/specs/f12a_lag_search.toml`, seed set `lag_seeds`); the call below is the slider's twin.
+# runs are finding 12's (seed set `lag_seeds`: "confirm" reads the fresh seeds of `data/specs/f12b_lag_confirm.toml`,
+# "search" the 2 search seeds of `f12a_lag_search.toml`); the call below is the slider's twin.
 
 # %%
 from gspo_lab.findings.f12.curves import lag_curves, lag_readout, stored_lags
@@ -165,6 +166,8 @@ from gspo_lab.widgets import LagPanel, lag_view
 
 lag_table = lag_curves(seeds=lag_seeds)
 lags = stored_lags(lag_table)
+lag_n = lag_table["seed"].nunique()
+print(f"{lag_n} seeds per lag ({lag_seeds} set)")
 fig, text = lag_view(lag_table, lags[-1])
 display(fig)
 print(text)
@@ -184,7 +187,7 @@ lag_panel.widget
 # *Figure 6.* Figure 5 as a control: the lag D in rollout batches (each of the stored lags, 0 to 16; 0 draws the
 # synchronous runs against themselves). What to see: how the clipped share and the spread climb with D, and from which
 # lag the stale held-out accuracy leaves the dotted line. Finding 12 reads each arm's drop against its lag 0 with
-# intervals; 2 seeds per lag here.
+# intervals; the seeds per lag are printed above Figure 5.
 
 # %% [markdown]
 # ## What to take away
@@ -228,7 +231,7 @@ takeaway([
     f"{fmt(sync['gspo/behaviour']['clip/token_frac:mean'])}); held-out accuracy GRPO "
     f"{fmt(stale['grpo/behaviour']['eval/accuracy_sampled'])}, GSPO {fmt(stale['gspo/behaviour']['eval/accuracy_sampled'])}"
     f" (no lag: {fmt(sync['grpo/behaviour']['eval/accuracy_sampled'])}, "
-    f"{fmt(sync['gspo/behaviour']['eval/accuracy_sampled'])}; 2 seeds, finding 12 has the intervals).",
+    f"{fmt(sync['gspo/behaviour']['eval/accuracy_sampled'])}; means of {lag_n} seeds, finding 12 has the intervals).",
 ], why="GSPO's ratio averages the engine's per-token rounding over the response, so the mismatch it sees is smaller, "
        "but its band is narrower too: whether the paper's 'use the engine's likelihoods' pays off is the stored "
        "experiment's verdict above, not an argument.", claims=claims)

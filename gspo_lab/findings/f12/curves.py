@@ -11,9 +11,9 @@ import math
 
 import pandas as pd
 
-from gspo_lab.findings.f12.lag import SPEC_SEARCH, arm_of
+from gspo_lab.findings.f12.lag import SPEC_CONFIRM, SPEC_SEARCH, arm_of
 
-__all__ = ["CURVE_METRICS", "NOTEBOOK_ARMS", "lag_curves", "stored_lags", "late_means", "lag_readout"]
+__all__ = ["SPEC_OF", "CURVE_METRICS", "NOTEBOOK_ARMS", "lag_curves", "stored_lags", "late_means", "lag_readout"]
 
 #: metric key -> what the notebook's panels call it
 CURVE_METRICS = {
@@ -21,16 +21,23 @@ CURVE_METRICS = {
     "clip/token_frac:mean": "clipped tokens (share of valid tokens)",
     "ratio/tok_log_std:mean": "spread of log w (std over tokens)",
 }
+#: the spec each seed set of finding 12 is stored under: the search's 2 seeds, the confirmation's 10 fresh ones
+SPEC_OF = {"search": SPEC_SEARCH, "confirm": SPEC_CONFIRM}
 #: the arms the notebook shows: the two objectives with the behaviour policy's log-probs as π_old
 NOTEBOOK_ARMS = ("grpo/behaviour", "gspo/behaviour")
 
 
-def lag_curves(name: str = SPEC_SEARCH, seeds: str = "search", arms: tuple[str, ...] = NOTEBOOK_ARMS) -> pd.DataFrame:
-    """Every stored run of spec ``name`` (seed set ``seeds``) of ``arms``: one row per (arm, lag, seed, rollout,
-    metric) of :data:`CURVE_METRICS`. ValueError naming the spec when none is stored."""
+def lag_curves(name: str | None = None, seeds: str = "confirm", arms: tuple[str, ...] = NOTEBOOK_ARMS) -> pd.DataFrame:
+    """Every stored run of spec ``name`` (default: the one ``seeds`` is stored under, :data:`SPEC_OF`) of seed set
+    ``seeds`` and ``arms``: one row per (arm, lag, seed, rollout, metric) of :data:`CURVE_METRICS`. ValueError naming
+    the spec when none is stored, or the seed sets when ``seeds`` is none of them and no spec is named."""
     from gspo_lab.experiments.read import curves
     from gspo_lab.experiments.spec import spec_named
 
+    if name is None:
+        if seeds not in SPEC_OF:
+            raise ValueError(f"seeds must be one of {sorted(SPEC_OF)} (or name a spec), got {seeds!r}")
+        name = SPEC_OF[seeds]
     spec = spec_named(name)
     parts = []
     for metric in CURVE_METRICS:
