@@ -63,3 +63,5 @@ def test_the_section_reads_the_stored_fresh_seeds():
     assert len(ctx["corrections"]) == 3 and len(ctx["gspo_vs_grpo"]) == 1
     lags = {row[1] for row in ctx["rows"]}
     assert lags == set(lag.LADDER)
+    assert [e["lag"] for e in ctx["ess_by_lag"]] == [d for d in lag.LADDER if d > 0]
+    assert all(0.0 < float(e["median"]) <= 1.0 for e in ctx["ess_by_lag"])

@@ -16,7 +16,7 @@ import pandas as pd
 
 import gspo_lab.findings.f12.lag as lag
 from gspo_lab.experiments.stats import declared_t_interval
-from gspo_lab.findings.f12.lag_page import NAMES, SHORT_ALL
+from gspo_lab.findings.f12.lag_page import NAMES, SHORT_ALL, plot_lags
 from gspo_lab.findings.fmt import num, signs
 from gspo_lab.findings.tables import progress, spec
 
@@ -135,6 +135,12 @@ def section() -> tuple[dict, dict]:
     ctx = {"progress": done, "seeds": seeds, "cold": num(cold), "rows": _rows(table, readings, cold),
            "largest": largest, **compared, "ess": ess, "failed": failed,
            "stale_runs": int((table["lag"] > 0).sum()) if len(table) else 0}  # fmt: skip
+    stale = table[table["lag"] > 0] if len(table) else table
+    ess_min = stale.groupby("lag")["ess_min"] if len(stale) else None
+    ctx["ess_by_lag"] = [{"lag": int(d), "median": num(float(g.median())), "n": int(g.notna().sum())}
+                         for d, g in ess_min] if ess_min is not None else []  # fmt: skip
     ctx["gap_rows"] = [[f"{c['arm']} − {c['against']}", g["lag"], g["gap"], g["clip"]]
                        for c in ctx["corrections"] + ctx["gspo_vs_grpo"] for g in c["gaps"]]  # fmt: skip
-    return ctx, {}
+    columns = ["arm", "lag", "seed", "late_acc", "failed"]
+    data = table[columns].reset_index(drop=True) if len(table) else pd.DataFrame(columns=columns)
+    return ctx, {"f12b_lags": (data, plot_lags)}

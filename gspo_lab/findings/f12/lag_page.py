@@ -101,6 +101,9 @@ def plot_lags(data: pd.DataFrame):
             mean = g.groupby("lag")["late_acc"].mean()
             ax.plot(mean.index, mean.values, color=f"C{i}", label=NAMES[arm])
         ax.set_xscale("symlog", linthresh=1)
+        lags = sorted(int(d) for d in data["lag"].unique())
+        ax.set_xticks(lags, [str(d) for d in lags])
+        ax.minorticks_off()
         ax.set_xlabel("lag D (rollout batches)", fontsize=8)
         ax.set_title(title, fontsize=9)
         if ax.get_legend_handles_labels()[0]:
