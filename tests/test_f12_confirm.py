@@ -65,3 +65,21 @@ def test_the_section_reads_the_stored_fresh_seeds():
     assert lags == set(lag.LADDER)
     assert [e["lag"] for e in ctx["ess_by_lag"]] == [d for d in lag.LADDER if d > 0]
     assert all(0.0 < float(e["median"]) <= 1.0 for e in ctx["ess_by_lag"])
+
+
+def test_boundaries_read_from_a_table_compare_as_plain_integers():
+    """The lags a table holds are numpy integers; the boundary rule compares them as Python ones."""
+    import numpy as np
+
+    tolerated = {np.int64(2): lag.TOLERATES.verdict("tolerates"), np.int64(4): lag.TOLERATES.verdict("degrades")}
+    largest = lag.largest_tolerated(tolerated)
+    assert type(largest) is int and largest == 2
+    assert lag.boundary_verdict(lag.CORRECTIONS, np.int64(4), largest).outcome == "up"
+
+
+def test_the_largest_lag_in_words_says_when_none_was_shown_and_when_nothing_was_learned():
+    flat = _runs(lambda d, i: 0.33 + 0.004 * i)
+    r = confirm.arm_readings(flat, "grpo/behaviour", cold=0.34)
+    assert confirm._lag_text(r["largest"], confirm._idle(r)) == "D = 4, learning nothing shown"
+    assert confirm._lag_text(0) == "D = 0 (no lag shown tolerated)"
+    assert confirm._lag_text(None) == "pending"

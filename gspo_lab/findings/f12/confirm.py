@@ -81,8 +81,22 @@ def drop_gap(table: pd.DataFrame, arm: str, against: str, d: int) -> pd.Series:
     return (a[common] - b[common]).rename("late_acc")
 
 
-def _lag_text(largest) -> str:
-    return "pending" if largest is None else f"D = {largest}"
+def _lag_text(largest, idle: bool = False) -> str:
+    """An arm's largest tolerated lag in words: "pending", "D = 0 (no lag shown tolerated)", "D = 8", with ", learning
+    nothing shown" when ``idle`` (a tolerated lag up to it where ``f12.learning`` showed no learning)."""
+    if largest is None:
+        return "pending"
+    return (
+        f"D = {largest}"
+        + (" (no lag shown tolerated)" if largest == 0 else "")
+        + (", learning nothing shown" if idle else "")
+    )
+
+
+def _idle(reading: dict) -> bool:
+    """True when a lag the arm tolerates, up to its largest, showed no learning (``f12.learning`` "none")."""
+    largest = reading["largest"] or 0
+    return any(reading["learning"][d].outcome == "none" for d in reading["tolerates"] if 0 < d <= largest)
 
 
 def _comparisons(table: pd.DataFrame, readings: dict, note: str) -> dict:
@@ -91,12 +105,13 @@ def _comparisons(table: pd.DataFrame, readings: dict, note: str) -> dict:
         out[name] = []
         for arm, against in PAIRS[name]:
             mine, theirs = readings[arm]["largest"], readings[against]["largest"]
+            texts = _lag_text(mine, _idle(readings[arm])), _lag_text(theirs, _idle(readings[against]))
             lags = sorted(d for d in table["lag"].unique() if d > 0)
             clip = table[table["lag"] > 0].groupby(["arm", "lag"])["clip"].mean()
             out[name].append({
                 "arm": NAMES[arm], "against": NAMES[against], "short": SHORT_ALL[arm],
-                "short_against": SHORT_ALL[against], "largest": _lag_text(mine),
-                "largest_against": _lag_text(theirs),
+                "short_against": SHORT_ALL[against], "largest": texts[0],
+                "largest_against": texts[1],
                 "verdict": _provisional(lag.boundary_verdict(rule, mine, theirs), note),
                 "gaps": [{"lag": int(d), "gap": declared_cell(drop_gap(table, arm, against, d), _GAP),
                           "clip": f"{num(clip.get((arm, d)))} vs {num(clip.get((against, d)))}"} for d in lags],
@@ -129,7 +144,7 @@ def section() -> tuple[dict, dict]:
     readings = {arm: arm_readings(table, arm, cold, note) for arm in lag.ARMS.values() if (table["arm"] == arm).any()}
     ess = _provisional(lag.ess_verdict(table[table["lag"] > 0]), note) if len(table) else lag.ESS.verdict(lag.PENDING)
     failed = int(table.loc[table["lag"] > 0, "failed"].sum()) if len(table) else 0
-    largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": _lag_text(r["largest"])}
+    largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": _lag_text(r["largest"], _idle(r))}
                for a, r in readings.items()]  # fmt: skip
     compared = _comparisons(table, readings, note) if readings else {"corrections": [], "gspo_vs_grpo": []}
     ctx = {"progress": done, "seeds": seeds, "cold": num(cold), "rows": _rows(table, readings, cold),

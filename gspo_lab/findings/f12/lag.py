@@ -169,7 +169,7 @@ def _lag0(table: pd.DataFrame) -> pd.DataFrame:
 
 def _compare(a: int, b: int) -> int:
     """+1 / −1 / 0 when lag ``a`` is larger / smaller than / equal to lag ``b``."""
-    return (a > b) - (a < b)
+    return int(a > b) - int(a < b)
 
 
 def regime_verdict(table: pd.DataFrame, seeds: int = 1):
@@ -241,7 +241,7 @@ def largest_tolerated(verdicts: dict[int, object]) -> int | None:
             return None
         if outcome != "tolerates":
             break
-        largest = lag
+        largest = int(lag)
     return largest
 
 

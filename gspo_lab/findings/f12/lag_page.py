@@ -125,8 +125,11 @@ def glance_row(ctx: dict, _row) -> dict:
                     "pending", f"regime: {f12['regime'].label}; ladder: {f12['ladder'].label}", f12["regime"],
                     f12["ladder"])  # fmt: skip
     p, pairs = f12b["progress"], f12b["corrections"] + f12b["gspo_vs_grpo"]
-    largest = ", ".join(f"{a['short']} {a['largest']}" for a in f12b["largest"])
-    words = "; ".join(f"{c['short']} vs {c['short_against']}: {c['verdict']}" for c in pairs)
+    shown = [a["largest"].removeprefix("D = ").replace("no lag shown tolerated", "none shown") for a in f12b["largest"]]
+    largest = ", ".join(f"{a['short']} {text}" for a, text in zip(f12b["largest"], shown, strict=True))
+    words = "; ".join(f"{c['short']} vs {c['short_against']}: {c['verdict'].label}{c['verdict'].mark}" for c in pairs)
+    words += pairs[0]["verdict"].note if pairs else ""
     return _row("12", "Stale rollouts (beyond)", "—",
-                f"fresh seeds ({p['done']}/{p['total']} cells); largest lag within {f12['margin']}: {largest}",
+                f"fresh seeds ({p['done']}/{p['total']} cells); largest lag D (rollout batches) within {f12['margin']} "
+                f"of lag 0: {largest}",
                 words, *(c["verdict"] for c in pairs))  # fmt: skip
