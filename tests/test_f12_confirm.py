@@ -80,6 +80,16 @@ def test_boundaries_read_from_a_table_compare_as_plain_integers():
 def test_the_largest_lag_in_words_says_when_none_was_shown_and_when_nothing_was_learned():
     flat = _runs(lambda d, i: 0.33 + 0.004 * i)
     r = confirm.arm_readings(flat, "grpo/behaviour", cold=0.34)
-    assert confirm._lag_text(r["largest"], confirm._idle(r)) == "D = 4, learning nothing shown"
+    assert confirm._words(r) == "D = 4 (learning nothing shown)"
+    assert confirm._lag_text(8, drop_from=4) == "D = 8 (a drop inside the margin shown from D = 4)"
     assert confirm._lag_text(0) == "D = 0 (no lag shown tolerated)"
     assert confirm._lag_text(None) == "pending"
+
+
+def test_a_tolerated_drop_that_is_shown_says_so_and_a_tie_at_the_ladders_top_says_the_ladder_cannot_separate():
+    shown = lag.tolerates_verdict(pd.Series([-0.03, -0.04, -0.05, -0.035, -0.045]))
+    assert shown.outcome == "tolerates" and shown.label == "tolerates (a drop inside the margin shown)"
+    assert lag.tolerates_verdict(pd.Series([0.01, -0.01, 0.0, 0.005, -0.004])).label == "tolerates"
+    tie = lag.boundary_verdict(lag.CORRECTIONS, 16, 16, top=16)
+    assert tie.outcome == "none" and tie.label.endswith("(both tolerate every lag tried, up to 16)")
+    assert lag.boundary_verdict(lag.CORRECTIONS, 8, 8, top=16).label == "no move shown"

@@ -81,38 +81,50 @@ def drop_gap(table: pd.DataFrame, arm: str, against: str, d: int) -> pd.Series:
     return (a[common] - b[common]).rename("late_acc")
 
 
-def _lag_text(largest, idle: bool = False) -> str:
-    """An arm's largest tolerated lag in words: "pending", "D = 0 (no lag shown tolerated)", "D = 8", with ", learning
-    nothing shown" when ``idle`` (a tolerated lag up to it where ``f12.learning`` showed no learning)."""
+def _lag_text(largest, idle: bool = False, drop_from: int | None = None) -> str:
+    """An arm's largest tolerated lag in words: "pending", "D = 0 (no lag shown tolerated)", "D = 8", with "; a drop
+    inside the margin shown from D = 4" when ``drop_from`` (the smallest tolerated lag whose drop's interval lies below
+    0) and "; learning nothing shown" when ``idle`` (a tolerated lag where ``f12.learning`` showed no learning)."""
     if largest is None:
         return "pending"
-    return (
-        f"D = {largest}"
-        + (" (no lag shown tolerated)" if largest == 0 else "")
-        + (", learning nothing shown" if idle else "")
+    notes = (
+        ["no lag shown tolerated"] * (largest == 0)
+        + [f"a drop inside the margin shown from D = {drop_from}"] * (drop_from is not None)
+        + ["learning nothing shown"] * idle
     )
+    return f"D = {largest}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
-def _idle(reading: dict) -> bool:
-    """True when a lag the arm tolerates, up to its largest, showed no learning (``f12.learning`` "none")."""
+def _tolerated(reading: dict) -> list[int]:
+    """The lags up to the arm's largest tolerated one (all read "tolerates")."""
     largest = reading["largest"] or 0
-    return any(reading["learning"][d].outcome == "none" for d in reading["tolerates"] if 0 < d <= largest)
+    return [d for d in sorted(reading["tolerates"]) if 0 < d <= largest]
+
+
+def _words(reading: dict) -> str:
+    """:func:`_lag_text` of one arm's readings (:func:`arm_readings`)."""
+    lags = _tolerated(reading)
+    idle = any(reading["learning"][d].outcome == "none" for d in lags)
+    drops = [d for d in lags if "drop" in reading["tolerates"][d].label]
+    return _lag_text(reading["largest"], idle, drops[0] if drops else None)
 
 
 def _comparisons(table: pd.DataFrame, readings: dict, note: str) -> dict:
     out = {}
+    top = int(table["lag"].max())
     for name, rule in (("corrections", lag.CORRECTIONS), ("gspo_vs_grpo", lag.GSPO_VS_GRPO)):
         out[name] = []
         for arm, against in PAIRS[name]:
             mine, theirs = readings[arm]["largest"], readings[against]["largest"]
-            texts = _lag_text(mine, _idle(readings[arm])), _lag_text(theirs, _idle(readings[against]))
+            texts = _words(readings[arm]), _words(readings[against])
             lags = sorted(d for d in table["lag"].unique() if d > 0)
             clip = table[table["lag"] > 0].groupby(["arm", "lag"])["clip"].mean()
             out[name].append({
                 "arm": NAMES[arm], "against": NAMES[against], "short": SHORT_ALL[arm],
                 "short_against": SHORT_ALL[against], "largest": texts[0],
                 "largest_against": texts[1],
-                "verdict": _provisional(lag.boundary_verdict(rule, mine, theirs), note),
+                "verdict": _provisional(lag.boundary_verdict(rule, mine, theirs, top), note),
+                "top_gap": declared_cell(drop_gap(table, arm, against, top), _GAP),
                 "gaps": [{"lag": int(d), "gap": declared_cell(drop_gap(table, arm, against, d), _GAP),
                           "clip": f"{num(clip.get((arm, d)))} vs {num(clip.get((against, d)))}"} for d in lags],
             })  # fmt: skip
@@ -144,7 +156,7 @@ def section() -> tuple[dict, dict]:
     readings = {arm: arm_readings(table, arm, cold, note) for arm in lag.ARMS.values() if (table["arm"] == arm).any()}
     ess = _provisional(lag.ess_verdict(table[table["lag"] > 0]), note) if len(table) else lag.ESS.verdict(lag.PENDING)
     failed = int(table.loc[table["lag"] > 0, "failed"].sum()) if len(table) else 0
-    largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": _lag_text(r["largest"], _idle(r))}
+    largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": _words(r)}
                for a, r in readings.items()]  # fmt: skip
     compared = _comparisons(table, readings, note) if readings else {"corrections": [], "gspo_vs_grpo": []}
     ctx = {"progress": done, "seeds": seeds, "cold": num(cold), "rows": _rows(table, readings, cold),

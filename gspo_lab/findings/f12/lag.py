@@ -15,6 +15,7 @@ the behaviour policy's log-probs (``old_logp = sampler``), or a proximal π_old 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -204,14 +205,17 @@ def drops(table: pd.DataFrame, arm: str, lag: int, metric: str = "late_acc") -> 
 def tolerates_verdict(drop: pd.Series):
     """Rule ``f12.tolerates`` on one arm's per-seed drops at one lag (:func:`drops`): the declared 95 % interval
     (Student-t on [-1, 1]) inside [-MARGIN, MARGIN] → "tolerates"; its upper end below 0 → "degrades"; else
-    "inconclusive". PENDING below 2 seeds."""
+    "inconclusive". PENDING below 2 seeds. A "tolerates" whose interval also lies below (above) 0 says so: "tolerates
+    (a drop inside the margin shown)" — equivalent within the margin, not the same."""
     if len(drop) < 2:
         return TOLERATES.verdict(PENDING)
     lo, hi = declared_t_interval(list(drop), _RANGE)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return TOLERATES.verdict(PENDING)
     if lo >= -MARGIN and hi <= MARGIN:
-        return TOLERATES.verdict("tolerates")
+        verdict = TOLERATES.verdict("tolerates")
+        side = "drop" if hi < 0 else "gain" if lo > 0 else ""
+        return replace(verdict, label=f"{verdict.label} (a {side} inside the margin shown)") if side else verdict
     if hi < 0:
         return TOLERATES.verdict("degrades")
     return TOLERATES.verdict("inconclusive", values=list(drop))
@@ -245,12 +249,16 @@ def largest_tolerated(verdicts: dict[int, object]) -> int | None:
     return largest
 
 
-def boundary_verdict(rule: Rule, arm: int | None, against: int | None):
+def boundary_verdict(rule: Rule, arm: int | None, against: int | None, top: int | None = None):
     """``f12.corrections`` / ``f12.gspo_vs_grpo``: "up" when ``arm``'s largest tolerated lag exceeds ``against``'s,
-    "down" when it is smaller, "none" when equal; PENDING when either is unknown."""
+    "down" when it is smaller, "none" when equal; PENDING when either is unknown. When both equal ``top``, the
+    largest lag tried, "none" says so: the ladder cannot separate them."""
     if arm is None or against is None:
         return rule.verdict(PENDING)
-    return rule.verdict({1: "up", -1: "down", 0: "none"}[_compare(arm, against)])
+    verdict = rule.verdict({1: "up", -1: "down", 0: "none"}[_compare(arm, against)])
+    if top is not None and arm == against == top:
+        return replace(verdict, label=f"{verdict.label} (both tolerate every lag tried, up to {top})")
+    return verdict
 
 
 def ess_auroc(warning, failed) -> float:
