@@ -105,27 +105,27 @@ def _words(reading: dict) -> str:
     """:func:`_lag_text` of one arm's readings (:func:`arm_readings`)."""
     lags = _tolerated(reading)
     idle = any(reading["learning"][d].outcome == "none" for d in lags)
-    drops = [d for d in lags if "drop" in reading["tolerates"][d].label]
+    drops = [d for d in lags if reading["tolerates"][d].label.endswith(lag.DROP_SHOWN)]
     return _lag_text(reading["largest"], idle, drops[0] if drops else None)
 
 
-def _comparisons(table: pd.DataFrame, readings: dict, note: str) -> dict:
+def _comparisons(table: pd.DataFrame, readings: dict, texts: dict[str, str], note: str) -> dict:
+    """Both boundary rules on their declared pairs (:data:`PAIRS`); ``texts``: each arm's :func:`_words`."""
     out = {}
     top = int(table["lag"].max())
+    lags = sorted(int(d) for d in table["lag"].unique() if d > 0)
+    clip = table[table["lag"] > 0].groupby(["arm", "lag"])["clip"].mean()
     for name, rule in (("corrections", lag.CORRECTIONS), ("gspo_vs_grpo", lag.GSPO_VS_GRPO)):
         out[name] = []
         for arm, against in PAIRS[name]:
             mine, theirs = readings[arm]["largest"], readings[against]["largest"]
-            texts = _words(readings[arm]), _words(readings[against])
-            lags = sorted(d for d in table["lag"].unique() if d > 0)
-            clip = table[table["lag"] > 0].groupby(["arm", "lag"])["clip"].mean()
             out[name].append({
                 "arm": NAMES[arm], "against": NAMES[against], "short": SHORT_ALL[arm],
-                "short_against": SHORT_ALL[against], "largest": texts[0],
-                "largest_against": texts[1],
+                "short_against": SHORT_ALL[against], "largest": texts[arm],
+                "largest_against": texts[against],
                 "verdict": _provisional(lag.boundary_verdict(rule, mine, theirs, top), note),
                 "top_gap": declared_cell(drop_gap(table, arm, against, top), _GAP),
-                "gaps": [{"lag": int(d), "gap": declared_cell(drop_gap(table, arm, against, d), _GAP),
+                "gaps": [{"lag": d, "gap": declared_cell(drop_gap(table, arm, against, d), _GAP),
                           "clip": f"{num(clip.get((arm, d)))} vs {num(clip.get((against, d)))}"} for d in lags],
             })  # fmt: skip
     return out
@@ -156,9 +156,9 @@ def section() -> tuple[dict, dict]:
     readings = {arm: arm_readings(table, arm, cold, note) for arm in lag.ARMS.values() if (table["arm"] == arm).any()}
     ess = _provisional(lag.ess_verdict(table[table["lag"] > 0]), note) if len(table) else lag.ESS.verdict(lag.PENDING)
     failed = int(table.loc[table["lag"] > 0, "failed"].sum()) if len(table) else 0
-    largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": _words(r)}
-               for a, r in readings.items()]  # fmt: skip
-    compared = _comparisons(table, readings, note) if readings else {"corrections": [], "gspo_vs_grpo": []}
+    texts = {a: _words(r) for a, r in readings.items()}
+    largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": texts[a]} for a in readings]
+    compared = _comparisons(table, readings, texts, note) if readings else {"corrections": [], "gspo_vs_grpo": []}
     ctx = {"progress": done, "seeds": seeds, "cold": num(cold), "rows": _rows(table, readings, cold),
            "largest": largest, **compared, "ess": ess, "failed": failed,
            "stale_runs": int((table["lag"] > 0).sum()) if len(table) else 0}  # fmt: skip

@@ -44,6 +44,8 @@ LADDER, LADDER_UP = (0, 2, 4, 8, 16), (0, 4, 16, 32, 64)
 MARGIN = 0.1
 #: f12a.ladder: no arm "visibly breaks" while its mean late accuracy at the ladder's top is within this of lag 0's
 BREAKS_BY = 0.1
+#: what a "tolerates" adds when its interval also lies below (above) 0: equivalent within the margin, not the same
+DROP_SHOWN, GAIN_SHOWN = "(a drop inside the margin shown)", "(a gain inside the margin shown)"
 #: f12.ess: scored only with at least this many failed and this many surviving D > 0 runs
 ESS_MIN_EACH = 5
 #: f12.ess: the warning is the minimum stale/ess_frac over rollouts [1, ESS_UNTIL] before any failure onset
@@ -214,8 +216,8 @@ def tolerates_verdict(drop: pd.Series):
         return TOLERATES.verdict(PENDING)
     if lo >= -MARGIN and hi <= MARGIN:
         verdict = TOLERATES.verdict("tolerates")
-        side = "drop" if hi < 0 else "gain" if lo > 0 else ""
-        return replace(verdict, label=f"{verdict.label} (a {side} inside the margin shown)") if side else verdict
+        shown = DROP_SHOWN if hi < 0 else GAIN_SHOWN if lo > 0 else ""
+        return replace(verdict, label=f"{verdict.label} {shown}") if shown else verdict
     if hi < 0:
         return TOLERATES.verdict("degrades")
     return TOLERATES.verdict("inconclusive", values=list(drop))
