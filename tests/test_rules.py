@@ -42,6 +42,7 @@ import gspo_lab.findings.f11.arms as f11arms
 import gspo_lab.findings.f11.corrections as f11c
 import gspo_lab.findings.f11.ladder as f11e
 import gspo_lab.findings.f11.successors as f11
+import gspo_lab.findings.f12.isolate as f12c
 import gspo_lab.findings.f12.lag as f12
 import gspo_lab.findings.page  # noqa: F401  (imports every finding, so RULES is complete)
 import gspo_lab.findings.rules as rules
@@ -595,6 +596,21 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("GSPO larger", lambda: f12.boundary_verdict(f12.GSPO_VS_GRPO, 16, 4), "up"),
         ("GSPO smaller", lambda: f12.boundary_verdict(f12.GSPO_VS_GRPO, 0, 4), "down"),
         ("equal", lambda: f12.boundary_verdict(f12.GSPO_VS_GRPO, 8, 8), "none"),
+    ],
+    "f12c.isolate": [
+        ("larger", lambda: f12.boundary_verdict(f12c.ISOLATE, 16, 2), "up"),
+        ("smaller", lambda: f12.boundary_verdict(f12c.ISOLATE, 2, 16), "down"),
+        ("equal", lambda: f12.boundary_verdict(f12c.ISOLATE, 16, 16, 16), "none"),
+        ("one pending", lambda: f12.boundary_verdict(f12c.ISOLATE, None, 16), rules.PENDING),
+    ],
+    "f12c.lag32": [
+        ("drops inside the margin", lambda: f12.tolerates_verdict(UP - 0.04, f12c.LAG32), "tolerates"),
+        ("drops below 0", lambda: f12.tolerates_verdict(DOWN * 4, f12c.LAG32), "degrades"),
+        (
+            "across the margin",
+            lambda: f12.tolerates_verdict(S([0.05, -0.2, 0.1, -0.15, 0.0]), f12c.LAG32),
+            "inconclusive",
+        ),
     ],
     "f12.ess": [
         ("failed runs had low ESS", lambda: f12.ess_verdict(_ess(True)), "warns"),

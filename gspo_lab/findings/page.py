@@ -44,6 +44,7 @@ import gspo_lab.findings.f11.corrections as f11_corrections
 import gspo_lab.findings.f11.ladder_page as f11_ladder
 import gspo_lab.findings.f11.successors as f11_successors
 import gspo_lab.findings.f12.confirm as f12_confirm
+import gspo_lab.findings.f12.isolate as f12_isolate
 import gspo_lab.findings.f12.lag_page as f12_lag
 import gspo_lab.findings.headline as headline
 import gspo_lab.findings.methods as methods
@@ -119,6 +120,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f11f": f11_arms.section,
     "f12": f12_lag.section,
     "f12b": f12_confirm.section,
+    "f12c": f12_isolate.section,
     "specs": bookkeeping.section,
     "prov": bookkeeping.provenance_section,
 }

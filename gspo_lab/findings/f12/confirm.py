@@ -55,15 +55,16 @@ def declared_cell(values, bounds, shift: float = 0.0, count: bool = True) -> str
     return f"{num(mean)} [{num(lo - shift)}, {num(hi - shift)}] (n = {n}{tail})"
 
 
-def arm_readings(table: pd.DataFrame, arm: str, cold: float, note: str = "") -> dict:
+def arm_readings(table: pd.DataFrame, arm: str, cold: float, note: str = "", rules: dict | None = None) -> dict:
     """One arm's rules per lag D > 0: ``tolerates`` and ``learning`` (lag → Verdict, ``provisional`` = ``note``),
     the words the table prints (``words``: "tolerates, learning nothing shown" where both say so), and ``largest``
-    (:func:`~.lag.largest_tolerated`)."""
+    (:func:`~.lag.largest_tolerated`). ``rules``: lag → the rule read there in place of ``f12.tolerates``."""
     lags = sorted(d for d in table.loc[table["arm"] == arm, "lag"].unique() if d > 0)
     tolerates, learning, words = {}, {}, {}
     for d in lags:
         late = table.loc[(table["arm"] == arm) & (table["lag"] == d), "late_acc"].dropna()
-        tolerates[d] = _provisional(lag.tolerates_verdict(lag.drops(table, arm, d)), note)
+        rule = (rules or {}).get(d, lag.TOLERATES)
+        tolerates[d] = _provisional(lag.tolerates_verdict(lag.drops(table, arm, d), rule), note)
         learning[d] = _provisional(lag.learning_verdict(late, cold), note)
         both = tolerates[d].outcome == "tolerates" and learning[d].outcome == "none"
         words[d] = f"{tolerates[d].label}{tolerates[d].mark}" + (f", {learning[d].label}" if both else "")
@@ -109,31 +110,37 @@ def _words(reading: dict) -> str:
     return _lag_text(reading["largest"], idle, drops[0] if drops else None)
 
 
-def _comparisons(table: pd.DataFrame, readings: dict, texts: dict[str, str], note: str) -> dict:
-    """Both boundary rules on their declared pairs (:data:`PAIRS`); ``texts``: each arm's :func:`_words`."""
+#: the boundary rules f12b reads: (context key, rule, its declared pairs)
+GROUPS = (("corrections", lag.CORRECTIONS, PAIRS["corrections"]), ("gspo_vs_grpo", lag.GSPO_VS_GRPO,
+                                                                     PAIRS["gspo_vs_grpo"]))  # fmt: skip
+
+
+def _comparisons(table: pd.DataFrame, readings: dict, texts: dict[str, str], note: str, groups=GROUPS) -> dict:
+    """Boundary rules on their declared pairs (``groups``: :data:`GROUPS`); ``texts``: each arm's :func:`_words`."""
     out = {}
     top = int(table["lag"].max())
     lags = sorted(int(d) for d in table["lag"].unique() if d > 0)
     clip = table[table["lag"] > 0].groupby(["arm", "lag"])["clip"].mean()
-    for name, rule in (("corrections", lag.CORRECTIONS), ("gspo_vs_grpo", lag.GSPO_VS_GRPO)):
+    for name, rule, pairs in groups:
         out[name] = []
-        for arm, against in PAIRS[name]:
+        for arm, against in pairs:
             mine, theirs = readings[arm]["largest"], readings[against]["largest"]
+            both = [d for d in lags if (arm, d) in clip.index and (against, d) in clip.index]  # lags both were run at
             out[name].append({
                 "arm": NAMES[arm], "against": NAMES[against], "short": SHORT_ALL[arm],
                 "short_against": SHORT_ALL[against], "largest": texts[arm],
                 "largest_against": texts[against],
                 "verdict": _provisional(lag.boundary_verdict(rule, mine, theirs, top), note),
-                "top": top, "top_gap": declared_cell(drop_gap(table, arm, against, top), _GAP),
+                "top": top, "top_gap": declared_cell(drop_gap(table, arm, against, top), _GAP) if top in both else "—",
                 "gaps": [{"lag": d, "gap": declared_cell(drop_gap(table, arm, against, d), _GAP),
-                          "clip": f"{num(clip.get((arm, d)))} vs {num(clip.get((against, d)))}"} for d in lags],
+                          "clip": f"{num(clip.get((arm, d)))} vs {num(clip.get((against, d)))}"} for d in both],
             })  # fmt: skip
     return out
 
 
 def _rows(table: pd.DataFrame, readings: dict, cold: float) -> list[list]:
     out = []
-    for arm in [a for a in lag.ARMS.values() if a in readings]:
+    for arm in [a for a in NAMES if a in readings]:
         for d, g in table[table["arm"] == arm].sort_values("lag").groupby("lag"):
             counts = [f"{int(g[c].sum())}/{len(g)}" for c in ("collapsed", "frozen")]
             late = g["late_acc"].dropna()

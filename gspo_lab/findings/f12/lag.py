@@ -23,7 +23,7 @@ import pandas as pd
 from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_lab.findings.rules import PENDING, Rule, register
 
-__all__ = ["SPEC_SEARCH", "SPEC_CONFIRM", "ARMS", "LADDER", "LADDER_UP", "MARGIN", "arm_of", "lag_table",
+__all__ = ["SPEC_SEARCH", "SPEC_CONFIRM", "ARMS", "EXTRA_ARMS", "LADDER", "LADDER_UP", "MARGIN", "arm_of", "lag_table",
            "regime_verdict", "ladder_verdict", "drops", "tolerates_verdict", "largest_tolerated", "boundary_verdict",
            "ess_auroc", "ess_verdict", "learning_verdict", "REGIME", "LADDER_RULE", "TOLERATES", "LEARNING",
            "CORRECTIONS", "GSPO_VS_GRPO", "ESS"]  # fmt: skip
@@ -38,6 +38,8 @@ ARMS = {
     ("grpo", "recompute", "token_truncate"): "grpo/proximal+token_truncate",
     ("gspo", "recompute", "sequence_mask"): "gspo/proximal+sequence_mask",
 }
+#: f12c's isolating arm (data/specs/f12c_lag_isolate.toml): not one of the search's arms, which f12a's rules read
+EXTRA_ARMS = {("gspo", "recompute", None): "gspo/proximal"}
 #: the search's ladder and the one f12a.ladder moves the confirmation to when no arm breaks by the top of it
 LADDER, LADDER_UP = (0, 2, 4, 8, 16), (0, 4, 16, 32, 64)
 #: the equivalence margin on late held-out accuracy, declared with the confirmation's 10 seeds
@@ -106,9 +108,10 @@ def arm_of(objective: str, old_logp: str, correction) -> str:
     if correction is None or (isinstance(correction, float) and math.isnan(correction)) or correction == "off":
         correction = None
     key = (objective, old_logp, correction)
-    if key not in ARMS:
-        raise ValueError(f"no f12 arm is (objective, old_logp, sampler_correction) = {key}; arms: {list(ARMS)}")
-    return ARMS[key]
+    arms = {**ARMS, **EXTRA_ARMS}
+    if key not in arms:
+        raise ValueError(f"no f12 arm is (objective, old_logp, sampler_correction) = {key}; arms: {list(arms)}")
+    return arms[key]
 
 
 def _late_mean(series: dict, key: str, late_from: int) -> float:
@@ -204,23 +207,24 @@ def drops(table: pd.DataFrame, arm: str, lag: int, metric: str = "late_acc") -> 
     return paired_diff(runs.assign(lag_id=runs["lag"]), lag, 0, metric, column="lag_id")
 
 
-def tolerates_verdict(drop: pd.Series):
-    """Rule ``f12.tolerates`` on one arm's per-seed drops at one lag (:func:`drops`): the declared 95 % interval
+def tolerates_verdict(drop: pd.Series, rule: Rule = TOLERATES):
+    """Rule ``f12.tolerates`` (or ``rule``, declared with its outcomes: ``f12c.lag32``) on one arm's per-seed drops at
+    one lag (:func:`drops`): the declared 95 % interval
     (Student-t on [-1, 1]) inside [-MARGIN, MARGIN] → "tolerates"; its upper end below 0 → "degrades"; else
     "inconclusive". PENDING below 2 seeds. A "tolerates" whose interval also lies below (above) 0 says so: "tolerates
     (a drop inside the margin shown)" — equivalent within the margin, not the same."""
     if len(drop) < 2:
-        return TOLERATES.verdict(PENDING)
+        return rule.verdict(PENDING)
     lo, hi = declared_t_interval(list(drop), _RANGE)
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        return TOLERATES.verdict(PENDING)
+        return rule.verdict(PENDING)
     if lo >= -MARGIN and hi <= MARGIN:
-        verdict = TOLERATES.verdict("tolerates")
+        verdict = rule.verdict("tolerates")
         shown = DROP_SHOWN if hi < 0 else GAIN_SHOWN if lo > 0 else ""
         return replace(verdict, label=f"{verdict.label} {shown}") if shown else verdict
     if hi < 0:
-        return TOLERATES.verdict("degrades")
-    return TOLERATES.verdict("inconclusive", values=list(drop))
+        return rule.verdict("degrades")
+    return rule.verdict("inconclusive", values=list(drop))
 
 
 def learning_verdict(late, cold: float):

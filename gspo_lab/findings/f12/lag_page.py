@@ -25,6 +25,7 @@ NAMES = {
     "grpo/proximal": "GRPO, proximal π_old, no correction",
     "grpo/proximal+token_truncate": "GRPO, proximal π_old + token TIS (cap 3)",
     "gspo/proximal+sequence_mask": "GSPO, proximal π_old + sequence mask (cap 3)",
+    "gspo/proximal": "GSPO, proximal π_old, no correction",
 }
 
 
@@ -53,7 +54,8 @@ SHORT = {
 }
 #: every arm's short name, for the fresh seeds' At a glance row and the story
 SHORT_ALL = {**SHORT, "cispo/behaviour": "CISPO (behaviour π_old)",
-             "grpo/proximal+token_truncate": "GRPO (proximal + token TIS)"}  # fmt: skip
+             "grpo/proximal+token_truncate": "GRPO (proximal + token TIS)",
+             "gspo/proximal": "GSPO (proximal, uncorrected)"}  # fmt: skip
 
 
 def ends(table: pd.DataFrame) -> str:
@@ -87,8 +89,8 @@ def plot_lags(data: pd.DataFrame):
     run (a cross for a failed one), the mean per lag joined by a line, per arm."""
     import matplotlib.pyplot as plt
 
-    families = {"GRPO": [a for a in lag.ARMS.values() if a.startswith("grpo")],
-                "GSPO and CISPO": [a for a in lag.ARMS.values() if not a.startswith("grpo")]}  # fmt: skip
+    families = {"GRPO": [a for a in NAMES if a.startswith("grpo")],
+                "GSPO and CISPO": [a for a in NAMES if not a.startswith("grpo")]}  # fmt: skip
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
     for ax, (title, arms) in zip(axes, families.items(), strict=True):
         for i, arm in enumerate(arms):
