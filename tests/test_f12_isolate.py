@@ -59,6 +59,9 @@ def test_the_reread_covers_the_extended_ladder_and_skips_pairs_not_run_at_32():
     assert "up to 32" in ctx["corrections"][0]["verdict"].label  # TIS and GRPO (behaviour) both tolerate 32
     assert len(ctx["top_rows"]) == 3 and {r[1] for r in ctx["top_rows"]} == {32}
     assert not any(NAMES["grpo/proximal"] in r[0] for r in ctx["top_rows"])  # never run at 32
+    # its secondary is printed at the largest lag both arms ran
+    never = next(c for c in ctx["corrections"] if c["against"] == NAMES["grpo/proximal"])
+    assert never["top"] == 16 and never["top_gap"].startswith("0.3 [")
     shown = {(r[0], r[1]) for r in ctx["rows"]}
     assert {d for a, d in shown if a == NAMES["gspo/proximal"]} == {0, 2, 4, 8, 16}
     assert {a for a, d in shown if d == 32} == {NAMES[a] for a in iso.TOP_ARMS}

@@ -131,7 +131,8 @@ def _comparisons(table: pd.DataFrame, readings: dict, texts: dict[str, str], not
                 "short_against": SHORT_ALL[against], "largest": texts[arm],
                 "largest_against": texts[against],
                 "verdict": _provisional(lag.boundary_verdict(rule, mine, theirs, top), note),
-                "top": top, "top_gap": declared_cell(drop_gap(table, arm, against, top), _GAP) if top in both else "—",
+                "top": max(both, default=top),  # the largest lag both ran, where the secondary is printed
+                "top_gap": declared_cell(drop_gap(table, arm, against, max(both)), _GAP) if both else "—",
                 "gaps": [{"lag": d, "gap": declared_cell(drop_gap(table, arm, against, d), _GAP),
                           "clip": f"{num(clip.get((arm, d)))} vs {num(clip.get((against, d)))}"} for d in both],
             })  # fmt: skip

@@ -89,10 +89,11 @@ def plot_lags(data: pd.DataFrame):
     run (a cross for a failed one), the mean per lag joined by a line, per arm."""
     import matplotlib.pyplot as plt
 
-    families = {"GRPO": [a for a in NAMES if a.startswith("grpo")],
-                "GSPO and CISPO": [a for a in NAMES if not a.startswith("grpo")]}  # fmt: skip
+    present = set(data["arm"])
+    families = [[a for a in NAMES if a.startswith("grpo")], [a for a in NAMES if not a.startswith("grpo")]]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
-    for ax, (title, arms) in zip(axes, families.items(), strict=True):
+    for ax, arms in zip(axes, families, strict=True):
+        title = " and ".join(dict.fromkeys(a.split("/")[0].upper() for a in arms if a in present)) or "—"
         for i, arm in enumerate(arms):
             g = data[data["arm"] == arm]
             if g.empty:
