@@ -20,7 +20,7 @@ from gspo_lab.findings.f12.lag_page import NAMES, SHORT_ALL, plot_lags
 from gspo_lab.findings.fmt import num, signs
 from gspo_lab.findings.tables import progress, spec
 
-__all__ = ["PAIRS", "cold_accuracy", "arm_readings", "drop_gap", "section"]
+__all__ = ["PAIRS", "GROUPS", "cold_accuracy", "arm_readings", "up_to", "drop_gap", "section"]
 
 #: f12.corrections' pairs (arm, against) and f12.gspo_vs_grpo's, as declared
 PAIRS = {
@@ -82,18 +82,20 @@ def drop_gap(table: pd.DataFrame, arm: str, against: str, d: int) -> pd.Series:
     return (a[common] - b[common]).rename("late_acc")
 
 
-def _lag_text(largest, idle: bool = False, drop_from: int | None = None) -> str:
+def _lag_text(largest, idle: bool = False, drop_from: int | None = None, brief: bool = False) -> str:
     """An arm's largest tolerated lag in words: "pending", "D = 0 (no lag shown tolerated)", "D = 8", with "; a drop
     inside the margin shown from D = 4" when ``drop_from`` (the smallest tolerated lag whose drop's interval lies below
-    0) and "; learning nothing shown" when ``idle`` (a tolerated lag where ``f12.learning`` showed no learning)."""
+    0) and "; learning nothing shown" when ``idle`` (a tolerated lag where ``f12.learning`` showed no learning).
+    ``brief``: the At a glance row's words ("0 (none shown)", "16 (a drop shown from 4)")."""
     if largest is None:
         return "pending"
     notes = (
-        ["no lag shown tolerated"] * (largest == 0)
-        + [f"a drop inside the margin shown from D = {drop_from}"] * (drop_from is not None)
+        ["none shown" if brief else "no lag shown tolerated"] * (largest == 0)
+        + [f"a drop shown from {drop_from}" if brief else f"a drop inside the margin shown from D = {drop_from}"]
+        * (drop_from is not None)
         + ["learning nothing shown"] * idle
     )
-    return f"D = {largest}" + (f" ({'; '.join(notes)})" if notes else "")
+    return ("" if brief else "D = ") + f"{largest}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _tolerated(reading: dict) -> list[int]:
@@ -102,12 +104,19 @@ def _tolerated(reading: dict) -> list[int]:
     return [d for d in sorted(reading["tolerates"]) if 0 < d <= largest]
 
 
-def _words(reading: dict) -> str:
+def _words(reading: dict, brief: bool = False) -> str:
     """:func:`_lag_text` of one arm's readings (:func:`arm_readings`)."""
     lags = _tolerated(reading)
     idle = any(reading["learning"][d].outcome == "none" for d in lags)
     drops = [d for d in lags if reading["tolerates"][d].label.endswith(lag.DROP_SHOWN)]
-    return _lag_text(reading["largest"], idle, drops[0] if drops else None)
+    return _lag_text(reading["largest"], idle, drops[0] if drops else None, brief)
+
+
+def up_to(reading: dict, top: int) -> dict:
+    """One arm's readings (:func:`arm_readings`) on the lags ≤ ``top`` only: each lag's verdicts stand alone (its drop
+    is paired with lag 0), so only the largest tolerated lag is read again."""
+    kept = {key: {d: v for d, v in reading[key].items() if d <= top} for key in ("tolerates", "learning", "words")}
+    return {**kept, "largest": lag.largest_tolerated(kept["tolerates"])}
 
 
 #: the boundary rules f12b reads: (context key, rule, its declared pairs)
@@ -165,7 +174,8 @@ def section() -> tuple[dict, dict]:
     ess = _provisional(lag.ess_verdict(table[table["lag"] > 0]), note) if len(table) else lag.ESS.verdict(lag.PENDING)
     failed = int(table.loc[table["lag"] > 0, "failed"].sum()) if len(table) else 0
     texts = {a: _words(r) for a, r in readings.items()}
-    largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": texts[a]} for a in readings]
+    largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": texts[a], "brief": _words(r, brief=True)}
+               for a, r in readings.items()]  # fmt: skip
     compared = _comparisons(table, readings, texts, note) if readings else {"corrections": [], "gspo_vs_grpo": []}
     ctx = {"progress": done, "seeds": seeds, "cold": num(cold), "rows": _rows(table, readings, cold),
            "largest": largest, **compared, "ess": ess, "failed": failed,

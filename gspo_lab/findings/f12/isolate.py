@@ -29,6 +29,7 @@ TOP = 32
 TOP_ARMS = ("grpo/behaviour", "gspo/behaviour", "grpo/proximal+token_truncate", "gspo/proximal+sequence_mask")
 #: f12c.isolate's declared pairs (arm, against)
 PAIRS = (("gspo/proximal+sequence_mask", ISOLATED), (ISOLATED, "gspo/behaviour"))
+_PAIR_ARMS = tuple(dict.fromkeys(arm for pair in PAIRS for arm in pair))
 _DECLARED = "data/specs/f12c_lag_isolate.toml, before its runs"
 
 ISOLATE = register(Rule(
@@ -43,16 +44,20 @@ LAG32 = register(Rule(
 ))  # fmt: skip
 
 
-def combined() -> pd.DataFrame:
-    """f12b's runs and f12c's (the same seeds, base config and endpoint): one table of every arm and lag."""
+def combined(after: pd.DataFrame) -> pd.DataFrame:
+    """f12b's runs and ``after``, f12c's (``lag_table(SPEC_ISOLATE, "confirm")``; the same seeds, base config and
+    endpoint): one table of every arm and lag."""
     before = lag.lag_table(lag.SPEC_CONFIRM, "confirm")
-    after = lag.lag_table(SPEC_ISOLATE, "confirm")
     return pd.concat([before, after], ignore_index=True) if len(after) else before
 
 
+#: the arms this section reads: its own, the lag-32 ones and every arm of a comparison it prints (CISPO is in none)
+_READ = {ISOLATED, *TOP_ARMS, *_PAIR_ARMS, *(arm for _, _, pairs in confirm.GROUPS for pair in pairs for arm in pair)}
+
+
 def _readings(table: pd.DataFrame, cold: float, note: str) -> dict:
-    """Every arm's readings (:func:`~.confirm.arm_readings`), ``f12c.lag32`` at :data:`TOP`."""
-    arms = [a for a in NAMES if (table["arm"] == a).any()]
+    """The readings (:func:`~.confirm.arm_readings`) of the arms the section reads, ``f12c.lag32`` at :data:`TOP`."""
+    arms = [a for a in NAMES if a in _READ and (table["arm"] == a).any()]
     return {a: confirm.arm_readings(table, a, cold, note, {TOP: LAG32}) for a in arms}
 
 
@@ -61,8 +66,8 @@ def context(table: pd.DataFrame, cold: float, note: str = "") -> dict:
     every arm at :data:`TOP`), each arm's largest tolerated lag, ``f12c.isolate`` on the lags ≤ 16 both arms ran, 12b's
     comparisons re-read on the whole ladder, and each comparison's secondary (``gap_rows``; ``top_rows`` at TOP)."""
     low = table[table["lag"] <= lag.LADDER[-1]]
-    low_readings = {a: r for a, r in _readings(low, cold, note).items() if a in {a for p in PAIRS for a in p}}
     readings = _readings(table, cold, note)
+    low_readings = {a: confirm.up_to(readings[a], lag.LADDER[-1]) for a in _PAIR_ARMS if a in readings}
     low_texts = {a: confirm._words(r) for a, r in low_readings.items()}
     texts = {a: confirm._words(r) for a, r in readings.items()}
     isolate = confirm._comparisons(low, low_readings, low_texts, note, (("isolate", ISOLATE, PAIRS),))["isolate"]
@@ -90,7 +95,7 @@ def section() -> tuple[dict, dict]:
            "gspo_vs_grpo": [], "gap_rows": [], "top_rows": []}  # fmt: skip
     if not len(mine):
         return ctx, {"f12c_lags": (pd.DataFrame(columns=["arm", "lag", "seed", "late_acc", "failed"]), plot_lags)}
-    table = combined()
+    table = combined(mine)
     ctx.update(context(table, confirm.cold_accuracy(), note))
     shown = table[table["arm"].isin((ISOLATED, *TOP_ARMS))]
     data = shown[["arm", "lag", "seed", "late_acc", "failed"]].reset_index(drop=True)

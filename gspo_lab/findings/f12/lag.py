@@ -40,6 +40,7 @@ ARMS = {
 }
 #: f12c's isolating arm (data/specs/f12c_lag_isolate.toml): not one of the search's arms, which f12a's rules read
 EXTRA_ARMS = {("gspo", "recompute", None): "gspo/proximal"}
+_ALL_ARMS = {**ARMS, **EXTRA_ARMS}
 #: the search's ladder and the one f12a.ladder moves the confirmation to when no arm breaks by the top of it
 LADDER, LADDER_UP = (0, 2, 4, 8, 16), (0, 4, 16, 32, 64)
 #: the equivalence margin on late held-out accuracy, declared with the confirmation's 10 seeds
@@ -108,10 +109,9 @@ def arm_of(objective: str, old_logp: str, correction) -> str:
     if correction is None or (isinstance(correction, float) and math.isnan(correction)) or correction == "off":
         correction = None
     key = (objective, old_logp, correction)
-    arms = {**ARMS, **EXTRA_ARMS}
-    if key not in arms:
-        raise ValueError(f"no f12 arm is (objective, old_logp, sampler_correction) = {key}; arms: {list(arms)}")
-    return arms[key]
+    if key not in _ALL_ARMS:
+        raise ValueError(f"no f12 arm is (objective, old_logp, sampler_correction) = {key}; arms: {list(_ALL_ARMS)}")
+    return _ALL_ARMS[key]
 
 
 def _late_mean(series: dict, key: str, late_from: int) -> float:
@@ -209,10 +209,10 @@ def drops(table: pd.DataFrame, arm: str, lag: int, metric: str = "late_acc") -> 
 
 def tolerates_verdict(drop: pd.Series, rule: Rule = TOLERATES):
     """Rule ``f12.tolerates`` (or ``rule``, declared with its outcomes: ``f12c.lag32``) on one arm's per-seed drops at
-    one lag (:func:`drops`): the declared 95 % interval
-    (Student-t on [-1, 1]) inside [-MARGIN, MARGIN] → "tolerates"; its upper end below 0 → "degrades"; else
-    "inconclusive". PENDING below 2 seeds. A "tolerates" whose interval also lies below (above) 0 says so: "tolerates
-    (a drop inside the margin shown)" — equivalent within the margin, not the same."""
+    one lag (:func:`drops`): the declared 95 % interval (Student-t on [-1, 1]) inside [-MARGIN, MARGIN] → "tolerates";
+    its upper end below 0 → "degrades"; else "inconclusive". PENDING below 2 seeds. A "tolerates" whose interval also
+    lies below (above) 0 says so: "tolerates (a drop inside the margin shown)" — equivalent within the margin, not the
+    same."""
     if len(drop) < 2:
         return rule.verdict(PENDING)
     lo, hi = declared_t_interval(list(drop), _RANGE)

@@ -128,11 +128,7 @@ def glance_row(ctx: dict, _row) -> dict:
                     "pending", f"regime: {f12['regime'].label}; ladder: {f12['ladder'].label}", f12["regime"],
                     f12["ladder"])  # fmt: skip
     p, pairs = f12b["progress"], f12b["corrections"] + f12b["gspo_vs_grpo"]
-    short = {"no lag shown tolerated": "none shown", "a drop inside the margin shown from D = ": "a drop shown from "}
-    shown = [a["largest"].removeprefix("D = ") for a in f12b["largest"]]
-    for long, brief in short.items():
-        shown = [text.replace(long, brief) for text in shown]
-    largest = ", ".join(f"{a['short']} {text}" for a, text in zip(f12b["largest"], shown, strict=True))
+    largest = ", ".join(f"{a['short']} {a['brief']}" for a in f12b["largest"])
     words = "; ".join(f"{c['short']} vs {c['short_against']}: {c['verdict'].label}{c['verdict'].mark}" for c in pairs)
     words += pairs[0]["verdict"].note if pairs else ""
     return _row("12", "Stale rollouts (beyond)", "—",
