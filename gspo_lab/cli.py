@@ -140,10 +140,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the cells as tasks on the Ray cluster at ADDRESS (HOST:PORT; default: the one on this machine); "
         "needs the cluster extra",
     )
-    p_prov = sub.add_parser(
-        "provenance", help="which stored cells ran at a commit that held their spec (data/results/provenance.json)"
-    )
-    p_prov.add_argument("--check", action="store_true", help="exit 1 if the committed table differs from a rebuild")
     p_bench = sub.add_parser("bench", help="benchmark one RL step against TRL's GRPOTrainer (bench/)")
     p_bench.add_argument("args", nargs=argparse.REMAINDER, help="arguments for bench/bench_step.py")
     return parser
@@ -290,11 +286,6 @@ def main(argv: list[str] | None = None) -> int:
             _export(args)
         elif args.command == "sweep":
             _sweep(args, command)
-        elif args.command == "provenance":
-            from gspo_lab.experiments.provenance import main as provenance
-            from gspo_lab.findings.page import rule_markers
-
-            return provenance(["--check"] if args.check else [], rule_markers())
         elif args.command == "bench":
             import importlib.util
             import runpy

@@ -27,8 +27,6 @@ __all__ = [
     "plot_seed_curves",
     "plot_mismatch",
     "plot_live",
-    "plot_stability",
-    "plot_dose",
     "plot_trust_regions",
     "LIVE_PANELS",
 ]
@@ -73,7 +71,7 @@ def label(objective: str) -> str:
     return LABELS.get(objective, objective)
 
 
-def _fig(ncols: int = 1, width: float = 5.2, height: float = 3.6) -> tuple[Figure, np.ndarray]:
+def fig_row(ncols: int = 1, width: float = 5.2, height: float = 3.6) -> tuple[Figure, np.ndarray]:
     # a Figure outside pyplot: the caller's display() shows it once (pyplot's inline hook would show it again)
     fig = Figure(figsize=(width * ncols, height))
     axes = fig.subplots(1, ncols, squeeze=False)
@@ -82,7 +80,7 @@ def _fig(ncols: int = 1, width: float = 5.2, height: float = 3.6) -> tuple[Figur
 
 def plot_ratio_distributions(samples: dict, title: str = "") -> Figure:
     """Histograms of token log w_{i,t}, GSPO's log s_i and the summed Σ_t log w_{i,t} (from ratio_samples)."""
-    fig, axes = _fig(3, width=4.2)
+    fig, axes = fig_row(3, width=4.2)
     spec = [
         ("tok_log_ratio", r"token $\log w_{i,t}$", color("grpo")),
         ("seq_log_ratio", r"GSPO $\log s_i = \frac{1}{|y_i|}\sum_t \log w_{i,t}$", color("gspo")),
@@ -104,7 +102,7 @@ def plot_ratio_distributions(samples: dict, title: str = "") -> Figure:
 
 def plot_variance_vs_length(prefix: pd.DataFrame, title: str = "") -> Figure:
     """Var over responses of Σ_{t<=n} log w and of (1/n)Σ_{t<=n} log w against n (prefix_ratio_variance)."""
-    fig, axes = _fig(1, width=6)
+    fig, axes = fig_row(1, width=6)
     ax = axes[0]
     ax.plot(
         prefix["n"], prefix["var_sum"], "o-", color="#555555", label=r"Var$[\sum_{t\leq n} \log w]$ (sequence ratio)"
@@ -130,7 +128,7 @@ def plot_grad_weights(weights: dict, mask, title: str = "", adv=None) -> Figure:
 
     With ``adv`` (B,), a response whose advantage is 0 — it has no gradient, so no weight to normalise — is drawn grey
     like padding instead of taking the colour of a clipped token (weight 0)."""
-    fig, axes = _fig(len(weights), width=4.8, height=3.8)
+    fig, axes = fig_row(len(weights), width=4.8, height=3.8)
     m = np.asarray(mask, dtype=bool)
     if adv is not None:
         m = m & (np.asarray(adv, dtype=float) != 0)[:, None]
@@ -152,7 +150,7 @@ def plot_grad_weights(weights: dict, mask, title: str = "", adv=None) -> Figure:
 def plot_gradient_variance(table: pd.DataFrame, title: str = "") -> Figure:
     """Left: relative variance of the minibatch gradient vs update index k, one line per objective. Right: their
     ratio GRPO / GSPO with its bootstrap interval. ``table``: :func:`gspo_lab.gradients.staleness_noise`."""
-    fig, axes = _fig(2, width=11)
+    fig, axes = fig_row(2, width=11)
     k = table.index.to_numpy()
     for name in ("grpo", "gspo"):
         axes[0].plot(k, table[f"rel_variance_{name}"], "o-", color=color(name), label=label(name))
@@ -173,7 +171,7 @@ def plot_clip_runs(histories: dict, title: str = "") -> Figure:
     """Per objective: clipped-token fraction per rollout (log scale; the mean over its off-policy updates k ≥ 1 — the
     on-policy update k = 0 clips nothing by construction, and plotting it drew a sawtooth to the floor), reward per
     rollout, and both clip units."""
-    fig, axes = _fig(3, width=4.4)
+    fig, axes = fig_row(3, width=4.4)
     for name, h in histories.items():
         c = color(name)
         off = h[h["update_in_rollout"] > 0].groupby("rollout")["clip/token_frac"].mean()
@@ -202,7 +200,7 @@ def plot_clip_whatif(
     """What-if clip fractions for one objective at (ε_low, ε_high): per update of the stored run (tokens and
     sequences), and — with ``curve`` (:func:`gspo_lab.clipping.clip_curve`) — as a curve over ε with the current
     ε marked."""
-    fig, axes = _fig(2 if curve is not None else 1, width=5.2, height=3.2)
+    fig, axes = fig_row(2 if curve is not None else 1, width=5.2, height=3.2)
     c = color(objective)
     ax = axes[0]
     ax.plot(table["update"], table["clip/token_frac"], "o-", color=c, label="tokens")
@@ -229,7 +227,7 @@ def plot_clip_whatif(
 
 def plot_objective_table(table: pd.DataFrame, keys: list[str], title: str = "") -> Figure:
     """Bars of selected statistics, one bar group per statistic and one colour per objective."""
-    fig, axes = _fig(len(keys), width=3.2, height=3.0)
+    fig, axes = fig_row(len(keys), width=3.2, height=3.0)
     for ax, key in zip(axes, keys, strict=True):
         vals = table[key]
         ax.bar([label(n) for n in table.index], vals.values, color=[color(n) for n in table.index])
@@ -245,7 +243,7 @@ def plot_seed_curves(data: pd.DataFrame, ylabel: str, title: str = "", log: bool
 
     ``data``: long table with columns objective, seed, rollout, value (:func:`gspo_lab.experiments.curves`).
     """
-    fig, (ax,) = _fig()
+    fig, (ax,) = fig_row()
     for objective, group in data.groupby("objective", sort=True):
         for _, run in group.groupby("seed"):
             ax.plot(run["rollout"], run["value"], color=color(objective), alpha=0.25, lw=0.8)
@@ -260,29 +258,6 @@ def plot_seed_curves(data: pd.DataFrame, ylabel: str, title: str = "", log: bool
     return fig
 
 
-def plot_lag(table: pd.DataFrame, lag: int, names: dict[str, str], metrics: dict[str, str]) -> Figure:
-    """Notebook 05's lag panels: per metric in ``metrics`` (key -> axis label;
-    :data:`gspo_lab.findings.f12.curves.CURVE_METRICS`), the mean over seeds per rollout of each arm in ``names``
-    (arm -> label) at ``lag`` (solid) and at lag 0 (dotted).
-
-    ``table``: :func:`gspo_lab.findings.f12.curves.lag_curves`'s long table.
-    """
-    fig, axes = _fig(ncols=len(metrics), width=3.6)
-    for ax, (metric, what) in zip(axes, metrics.items(), strict=True):
-        rows = table[table["metric"] == metric]
-        for i, (arm, name) in enumerate(names.items()):
-            for at, style in ((lag, "-"), (0, ":")):
-                run = rows[(rows["arm"] == arm) & (rows["lag"] == at)]
-                if run.empty:
-                    continue
-                mean = run.groupby("rollout")["value"].mean()
-                ax.plot(mean.index, mean.values, ls=style, color=f"C{i}", label=f"{name}, lag {at}")
-        ax.set(xlabel="rollout batch", ylabel=what)
-        ax.legend(frameon=False, fontsize=7)
-    fig.suptitle(f"behaviour policy as π_old: lag {lag} (solid) against lag 0 (dotted), mean of seeds")
-    return fig
-
-
 def plot_mismatch(samples: dict[str, dict[str, np.ndarray]], bands: dict[str, float], title: str = "") -> Figure:
     """|Δ| = |log π_sampler − log π_train| per token and per sequence (length-normalised), one curve per engine.
 
@@ -291,7 +266,7 @@ def plot_mismatch(samples: dict[str, dict[str, np.ndarray]], bands: dict[str, fl
     tokens, GSPO's on sequences) at its log-space edge log(1 + ε) — 0.239 for GRPO's 0.27, not 0.27. Empirical
     survival curves (share of values above x) on log axes.
     """
-    fig, axes = _fig(ncols=2, width=4.6)
+    fig, axes = fig_row(ncols=2, width=4.6)
     for ax, unit in zip(axes, ("token", "sequence"), strict=True):
         for i, (name, s) in enumerate(samples.items()):
             x = np.sort(np.clip(np.asarray(s[unit], dtype=float), 1e-12, None))
@@ -348,65 +323,11 @@ def plot_live(runs: dict, title: str = "") -> Figure:
     return fig
 
 
-def plot_stability(table: pd.DataFrame) -> Figure:
-    """Heat maps over (lr, M): one column per objective, and per grad-clip level two rows — the collapsed fraction and
-    the late held-out accuracy. ``table``: one row per (clip, lr, minibatches, objective) with n, k, late_acc,
-    search_only (:func:`gspo_lab.findings.f2.search.stability_table`); a cell reads "k/n" (an "s" marks search seeds
-    only) and its accuracy. Two columns, so the cells' text stays readable at a book page's width."""
-    clips = sorted(set(table["clip"]), key=lambda c: c != "off")
-    objectives = sorted(set(table["objective"]))
-    lrs, ms = sorted(set(table["lr"])), sorted(set(table["minibatches"]))
-    panels = [(clip, value) for clip in clips for value in ("rate", "late_acc")]
-    fig = Figure(figsize=(4.6 * len(objectives), 2.5 * len(panels)))
-    axes = fig.subplots(len(panels), len(objectives), squeeze=False)
-    for j, objective in enumerate(objectives):
-        for i, (clip, value) in enumerate(panels):
-            part = table[(table["clip"] == clip) & (table["objective"] == objective)]
-            cmap, vmax = ("Reds", 1.0) if value == "rate" else ("Blues", 0.7)
-            grid = np.full((len(ms), len(lrs)), np.nan)
-            ax = axes[i][j]
-            for row in part.itertuples():
-                y, x = ms.index(row.minibatches), lrs.index(row.lr)
-                grid[y, x] = row.k / row.n if value == "rate" else row.late_acc
-                text = f"{row.k}/{row.n}{' s' if row.search_only else ''}" if value == "rate" else f"{row.late_acc:.2f}"
-                dark = grid[y, x] > 0.6 * vmax
-                ax.text(x, y, text, ha="center", va="center", fontsize=10, color="white" if dark else "black")
-            ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=vmax, origin="lower", aspect="auto")
-            ax.set_xticks(range(len(lrs)), [f"{lr:.2g}" for lr in lrs], fontsize=9)
-            ax.set_yticks(range(len(ms)), [str(m) for m in ms], fontsize=9)
-            what = "collapsed runs" if value == "rate" else "late held-out accuracy"
-            ax.set_title(f"{label(objective)}, grad clip {clip}: {what}", fontsize=10)
-            ax.set_ylabel("minibatches M", fontsize=9)
-        axes[-1][j].set_xlabel("learning rate")
-    fig.tight_layout()
-    return fig
-
-
-def plot_dose(table: pd.DataFrame) -> Figure:
-    """Late held-out accuracy against the grad-norm cap (none, 30, 10, 1), one panel per model, one line per
-    objective, 95 % intervals as bars (``table``: :func:`gspo_lab.findings.tables.dose_table`)."""
-    caps = ["off", "30", "10", "1"]
-    models = list(dict.fromkeys(table["model"]))
-    fig, axes = _fig(ncols=len(models), width=4.4)
-    for ax, model in zip(axes, models, strict=True):
-        for objective, g in table[table["model"] == model].groupby("objective"):
-            g = g.assign(x=g["clip"].map(caps.index)).sort_values("x")
-            err = [g["late_acc"] - g["lo"], g["hi"] - g["late_acc"]]
-            ax.errorbar(
-                g["x"], g["late_acc"], yerr=err, fmt="o-", capsize=3, color=color(objective), label=label(objective)
-            )
-        ax.set_xticks(range(len(caps)), ["no cap", "30", "10", "1"])
-        ax.set(title=model, xlabel="grad-norm cap", ylabel="late held-out accuracy", ylim=(0, None))
-        ax.legend(frameon=False, fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
 def plot_trust_regions(table: pd.DataFrame, title: str = "") -> Figure:
     """Each objective's gradient weight per unit Â against the log-ratio of a one-token response, one panel per sign
     of Â (:func:`gspo_lab.gradients.trust_region_weights`). A flat 0 is a hard clip; a curve bending down is a soft
     gate or cap."""
-    fig, axes = _fig(2, width=4.8, height=3.4)
+    fig, axes = fig_row(2, width=4.8, height=3.4)
     for ax, sign in zip(axes, ("Â > 0", "Â < 0"), strict=True):
         part = table[table["advantage"] == sign]
         for name, g in part.groupby("objective", sort=False):  # hard clips dashed: they coincide in places

@@ -108,9 +108,9 @@ live_panel.widget
 # %%
 import pandas as pd
 
-from gspo_lab.findings.f2.search import stability_table
-from gspo_lab.findings.tables import dose_table
-from gspo_lab.plots import plot_dose, plot_stability
+from gspo_record.f2.search import stability_table
+from gspo_record.tables import dose_table
+from gspo_record.f2.plots import plot_dose, plot_stability
 
 stability = stability_table()
 display(plot_stability(stability))
@@ -140,9 +140,9 @@ display(plot_dose(dose))
 # The verdicts, from the findings page's rules (finding 2 and its re-measurement, 2f):
 
 # %%
-from gspo_lab.findings.f2.collapse import section as collapse_section
-from gspo_lab.findings.f2.late import context as late_context
-from gspo_lab.findings.f4.replay import section as replay_section
+from gspo_record.f2.collapse import section as collapse_section
+from gspo_record.f2.late import context as late_context
+from gspo_record.f4.replay import section as replay_section
 
 collapse, _ = collapse_section()
 for v in collapse["verdicts"]:
@@ -159,7 +159,7 @@ display(pd.DataFrame(late, columns=["model", "arm", "minus", "late held-out acc.
 
 # %%
 from gspo_lab.experiments.read import stored_arms
-from gspo_lab.findings.tables import F2
+from gspo_record.tables import F2
 from gspo_lab.widgets import ArmPanel, arm_view
 
 arms = stored_arms([F2["moe"], F2["dense"], F2["mechanism"], F2["dose"], F2["candidate"]])
@@ -191,7 +191,7 @@ arm_panel.widget
 # were not chosen on. Finding 9 of the page, with its rule.
 
 # %%
-from gspo_lab.findings.f9.precursors import section as precursor_section
+from gspo_record.f9.precursors import section as precursor_section
 
 precursors, _ = precursor_section()
 columns = ["signal", "factor", "warned ≥ 5 ahead", "false alarms", "median lead"]
@@ -208,7 +208,7 @@ display(pd.DataFrame(precursors["held_rows"], columns=[*columns, "verdict (f9.sk
 # norm does. The verdicts are the page's rules; cells still running show as pending.
 
 # %%
-from gspo_lab.findings.f10.runs import section as why_section
+from gspo_record.f10.runs import section as why_section
 
 why, why_figures = why_section()
 two_by_two, plot_two_by_two = why_figures["f10_two_by_two"]  # the page's figure: its data and its plot function

@@ -139,7 +139,7 @@ corr
 # recomputed, 5 seeds, then the same grid on 5 fresh seeds. The verdicts are the findings page's rules.
 
 # %%
-from gspo_lab.findings.f5.precision import confirm_section, train_section
+from gspo_record.f5.precision import confirm_section, train_section
 
 train, _ = train_section()
 display(pd.DataFrame(train["rows"], columns=["objective", "π_old", "clip range", "seeds", "clipped k = 0",
@@ -161,8 +161,8 @@ print("over all 10 seeds (f5.claim):", confirm["pooled"])
 # "search" the 2 search seeds of `f12a_lag_search.toml`); the call below is the slider's twin.
 
 # %%
-from gspo_lab.findings.f12.curves import lag_curves, lag_readout, stored_lags
-from gspo_lab.widgets import LagPanel, lag_view
+from gspo_record.f12.curves import lag_curves, lag_readout, stored_lags
+from gspo_record.f12.widget import LagPanel, lag_view
 
 lag_table = lag_curves(seeds=lag_seeds)
 lags = stored_lags(lag_table)

@@ -593,14 +593,14 @@ class Twins:
 
     def lag_table(self):
         if "lag" not in self.cache:
-            from gspo_lab.findings.f12.curves import lag_curves
+            from gspo_record.f12.curves import lag_curves
 
             self.cache["lag"] = lag_curves(seeds=notebook_parameters("05_precision")["lag_seeds"])
         return self.cache["lag"]
 
     def arms(self):
         from gspo_lab.experiments.read import stored_arms
-        from gspo_lab.findings.tables import F2
+        from gspo_record.tables import F2
 
         return stored_arms([F2["moe"], F2["dense"], F2["mechanism"], F2["dose"], F2["candidate"]])
 
@@ -627,7 +627,8 @@ class Twins:
         }
 
     def readout(self, panel: str, inputs: tuple) -> str:
-        from gspo_lab.widgets import clip_view, lag_view, precision_view, ratio_view, trust_region_view
+        from gspo_lab.widgets import clip_view, precision_view, ratio_view, trust_region_view
+        from gspo_record.f12.widget import lag_view
 
         if panel == "trust":
             return trust_region_view(*inputs)[1]

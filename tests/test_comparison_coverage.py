@@ -1,4 +1,4 @@
-"""Per-comparison coverage (gspo_lab/experiments/comparison_coverage.py, gspo_lab/findings/comparisons.py): each
+"""Per-comparison coverage (gspo_record/intervals/comparison_coverage.py, gspo_record/comparisons.py): each
 stored paired comparison taken as its own population; the committed table recomputes row for row."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import gspo_lab.experiments.comparison_coverage as cc
-from gspo_lab.experiments.coverage import ALL_METHODS
+import gspo_record.intervals.comparison_coverage as cc
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
+from gspo_record.intervals.coverage import ALL_METHODS
 
 
 def test_coverage_of_a_spread_population_is_near_nominal_and_a_point_interval_misses():

@@ -1,5 +1,5 @@
 """Issue 22, item 1: which 95 % interval of a mean over seeds covers 93 % or more at 5 and 10 seeds, on per-seed
-distributions like the stored ones (gspo_lab/experiments/coverage.py declares them). Seeded simulations, 2,000
+distributions like the stored ones (gspo_record/intervals/coverage.py declares them). Seeded simulations, 2,000
 samples each (Monte Carlo sd of a coverage near 0.95: 0.005)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gspo_lab.experiments import coverage as cov
 from gspo_lab.experiments.stats import bootstrap_ci, t_interval
+from gspo_record.intervals import coverage as cov
 
 FLOOR = 0.93  # the issue's bar for a nominal 95 % interval
 REPS = 2000
@@ -96,8 +96,8 @@ def test_reread_pairs_each_rules_verdicts_and_names_the_changes():
     """A verdict at the edge (percentile above 0, bootstrap-t across it) changes; a clear one does not; a mutant that
     reads other rules in the second pass is refused."""
     from gspo_lab.experiments.stats import interval_sign
-    from gspo_lab.findings.reread import reread, table
-    from gspo_lab.findings.rules import Rule
+    from gspo_record.reread import reread, table
+    from gspo_record.rules import Rule
 
     rule = Rule("test.edge", "0", {"higher": "higher", "none": "none", "lower": "lower"}, {}, declared="test")
     pick = {1: "higher", 0: "none", -1: "lower"}

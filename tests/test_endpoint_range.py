@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 
-from gspo_lab.experiments import coverage as cov
 from gspo_lab.experiments import endpoint_range as er
 from gspo_lab.experiments.stats import (
     STATS_VERSION,
@@ -18,6 +17,7 @@ from gspo_lab.experiments.stats import (
     seed_interval,
     t_interval,
 )
+from gspo_record.intervals import coverage as cov
 
 # stored per-seed values (issue 35): dense GRPO cap 1 − no cap, late accuracy, seeds 10-14 (5/5 above 0); finding
 # 6's noise ratio GRPO ÷ GSPO at L = 16 (5/5 above 1); an arm collapsed on every seed (MoE SAPO's late accuracy)

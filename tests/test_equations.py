@@ -17,7 +17,8 @@ from gspo_lab.equations import EQUATIONS, OWNERS, eq
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [
     *sorted(p for p in (ROOT / "gspo_lab").rglob("*.py") if p.name != "equations.py"),  # the table itself
-    *sorted((ROOT / "gspo_lab" / "findings" / "templates").glob("*.md")),
+    *sorted((ROOT / "gspo_record").rglob("*.py")),
+    *sorted((ROOT / "gspo_record" / "templates").glob("*.md")),
     *sorted((ROOT / "notebooks").glob("*.py")),
     *sorted((ROOT / "docs").glob("*.md")),
     ROOT / "README.md",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-import gspo_lab.findings.f11.arms as arms
-from gspo_lab.findings.rules import PENDING
+import gspo_record.f11.arms as arms
+from gspo_record.rules import PENDING
 
 
 def _arm(arm: str, collapsed: list[bool], late: list[float], source: str = arms.SPEC_F) -> pd.DataFrame:

@@ -18,8 +18,8 @@ import re
 import pandas as pd
 import pytest
 
-import gspo_lab.findings.f11.regimes as regimes
-import gspo_lab.findings.f11.successors as f11
+import gspo_record.f11.regimes as regimes
+import gspo_record.f11.successors as f11
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import declared_t_interval
 
@@ -112,13 +112,13 @@ def section():
 
 @pytest.fixture(scope="module")
 def page(section):
-    from gspo_lab.findings import brief, page
-    from gspo_lab.findings.f11.corrections import section as corrections
+    from gspo_record import brief, page
+    from gspo_record.f11.corrections import section as corrections
 
     # the page's opening reads its At a glance row (brief.py); a neutral row keeps this test on the sections' words
     row = {"n": "11", "title": "t", "claim": "—", "number": "n", "verdict": "v", "sure": "declared", "rules": "`r.x`"}
     briefs = brief.briefs([row], {("11",): "f11_successors.md"})
-    from gspo_lab.findings.f11 import arms_page, ladder_page
+    from gspo_record.f11 import arms_page, ladder_page
 
     context = {"f11": section, "f11c": corrections()[0], "f11e": ladder_page.section()[0],
                "f11f": arms_page.section()[0], "brief": briefs}  # fmt: skip

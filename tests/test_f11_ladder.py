@@ -1,4 +1,4 @@
-"""Issue 37, part A: the dose ladder's rules (gspo_lab/findings/f11/ladder.py) on synthetic runs — every outcome of
+"""Issue 37, part A: the dose ladder's rules (gspo_record/f11/ladder.py) on synthetic runs — every outcome of
 f11e.kl50, f11e.safe and f11e.warmup reached, the logistic crossing checked against a known one, bad input refused,
 and mutants of each rule caught."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import gspo_lab.findings.f11.ladder as ladder
-from gspo_lab.findings.rules import PENDING, Verdict
+import gspo_record.f11.ladder as ladder
+from gspo_record.rules import PENDING, Verdict
 
 
 def _runs(arm: str, drift, collapsed, *, warmup: int = 0, lr: float = 4e-5, source: str = ladder.SPEC_E, onset=None,

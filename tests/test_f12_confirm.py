@@ -1,4 +1,4 @@
-"""Finding 12's fresh-seed section (gspo_lab/findings/f12/confirm.py) on small synthetic tables: the words a tolerated
+"""Finding 12's fresh-seed section (gspo_record/f12/confirm.py) on small synthetic tables: the words a tolerated
 lag prints when the arm learns nothing, the largest tolerated lag, the paired difference of two arms' drops, and the
 section read from the stored runs."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-import gspo_lab.findings.f12.confirm as confirm
-import gspo_lab.findings.f12.lag as lag
+import gspo_record.f12.confirm as confirm
+import gspo_record.f12.lag as lag
 
 SEEDS = (130, 131, 132, 133, 134)
 

@@ -1,4 +1,4 @@
-"""Finding 12's follow-up section (gspo_lab/findings/f12/isolate.py) on a synthetic table: rule f12c.isolate compares
+"""Finding 12's follow-up section (gspo_record/f12/isolate.py) on a synthetic table: rule f12c.isolate compares
 boundaries on the lags both arms ran (≤ 16), rule f12c.lag32 reads lag 32, 12b's comparisons are re-read on the
 extended ladder, and a pair with an arm not run at 32 gets no secondary there."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-import gspo_lab.findings.f12.isolate as iso
-import gspo_lab.findings.f12.lag as lag
-from gspo_lab.findings.f12.lag_page import NAMES
+import gspo_record.f12.isolate as iso
+import gspo_record.f12.lag as lag
+from gspo_record.f12.lag_page import NAMES
 
 SEEDS = (130, 131, 132, 133, 134)
 #: per arm: the drop from lag 0 at each lag (an arm missing a lag was not run there)

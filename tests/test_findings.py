@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gspo_lab.experiments import arm_table, bootstrap_ci, paired_ratio, rate_table, wilson
-from gspo_lab.findings import page
+from gspo_record import page
 
 #: the page is computed once for this module (~3.5 min on 2 cores with its robustness re-readings): the first test
 #: that uses it carries that time, past pytest-timeout's 300 s default
@@ -89,7 +89,7 @@ def test_paired_cells_carry_the_sign_count_and_every_interval_its_declared_range
     up by name, and an endpoint without one refused."""
     from gspo_lab.experiments.endpoint_range import ACCURACY, DIFFERENCE, transformed_t_ci
     from gspo_lab.experiments.stats import interval_method, paired_diff
-    from gspo_lab.findings.fmt import arm_cell, diff_cell, mean_ci, num, signs, summary
+    from gspo_record.fmt import arm_cell, diff_cell, mean_ci, num, signs, summary
 
     assert signs([0.1, 0.2, 0.3, 0.05, 0.4]) == "5/5 > 0"
     assert signs([-0.1, 0.0, -0.3, 0.05, -0.4]) == "3/5 < 0"  # the zero counts for neither side
@@ -121,8 +121,8 @@ def test_readings_whose_specs_declared_student_t_take_the_page_interval_from_ver
     one interval; and every spec the page names as having declared Student-t says so."""
     from gspo_lab.experiments.endpoint_range import DIFFERENCE, transformed_t_ci
     from gspo_lab.experiments.stats import declared_t_interval, interval_method, t_interval
-    from gspo_lab.findings.reread import T_DECLARED_SPECS
     from gspo_lab.paths import data_dir
+    from gspo_record.reread import T_DECLARED_SPECS
 
     values = [0.10, 0.02, 0.03, 0.01, 0.02]
     assert declared_t_interval(values, DIFFERENCE) == transformed_t_ci(values, DIFFERENCE)
@@ -149,7 +149,7 @@ def test_stored_curves_reads_one_arm_and_names_bad_input():
 
 def test_the_page_wide_robustness_agrees_with_every_declared_re_reading(computed):
     """Where a spec declared its own re-readings (finding 2's and 10's ten-seed readings, finding 11), the section's
-    [robust] / [fragile] must match the page-wide column's mark on the same verdict (gspo_lab/findings/robust.py)."""
+    [robust] / [fragile] must match the page-wide column's mark on the same verdict (gspo_record/robust.py)."""
     import re
 
     text = "\n".join(page.render(computed[0], template) for template in page.PAGES.values())
@@ -162,7 +162,7 @@ def test_the_page_wide_robustness_agrees_with_every_declared_re_reading(computed
 def test_the_reversibility_endpoints_read_their_declared_windows():
     """f10z.reversible's endpoints (data/specs/f10z_onset_branch.toml): after = the evaluations at 100-120, pre = at
     10-50, the reward windows [100, 120) and [10, 50), the final evaluation at 120; NaN when a window is incomplete."""
-    from gspo_lab.findings.f10.revert import endpoints
+    from gspo_record.f10.revert import endpoints
 
     ev = {"rollout": list(range(0, 130, 10)), "eval/accuracy_sampled": [0.1 * (i % 7) for i in range(13)]}
     per = {"rollout": list(range(120)), "reward/mean:mean": [r / 100 for r in range(120)]}

@@ -1,4 +1,4 @@
-"""gspo_lab/experiments/interval_study.py: the rule that picks stats version 4's interval (issue 35, item 1), on small
+"""gspo_record/intervals/interval_study.py: the rule that picks stats version 4's interval (issue 35, item 1), on small
 synthetic study tables reaching every outcome, and the chosen method's properties pinned by a seeded simulation."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 import pandas as pd
 import pytest
 
-from gspo_lab.experiments import coverage as cov
-from gspo_lab.experiments import interval_study as s
+from gspo_record.intervals import coverage as cov
+from gspo_record.intervals import interval_study as s
 
 
 def _table(methods: dict) -> pd.DataFrame:

@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-import gspo_lab.findings.page  # noqa: F401  (imports every finding, so RULES is complete)
-from gspo_lab.findings.lint import NULL_PHRASES
-from gspo_lab.findings.rules import RULES
+import gspo_record.page  # noqa: F401  (imports every finding, so RULES is complete)
 from gspo_lab.paths import repo_root
+from gspo_record.lint import NULL_PHRASES
+from gspo_record.rules import RULES
 
 
 def _page(name: str) -> str:
@@ -21,7 +21,7 @@ def _page(name: str) -> str:
 @pytest.fixture(scope="module")
 def stability_map():
     from gspo_lab.experiments.store import cached
-    from gspo_lab.findings.f2.search import map_section
+    from gspo_record.f2.search import map_section
 
     with cached():
         return map_section()[0]["summary"]

@@ -16,6 +16,6 @@ RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.whi
 @pytest.mark.skipif(RUFF is None, reason="ruff is part of the test extra; not installed here")
 @pytest.mark.parametrize("args", [["check"], ["format", "--check"]], ids=["lint", "format"])
 def test_ruff(args):
-    paths = [p for p in ("gspo_lab", "tests", "bench") if (ROOT / p).is_dir()]
+    paths = [p for p in ("gspo_lab", "gspo_record", "tests", "bench") if (ROOT / p).is_dir()]
     out = subprocess.run([RUFF, *args, *paths], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr

@@ -65,9 +65,9 @@ def test_frozen_rules_load():
 def test_version_2_is_what_choose_picks_on_version_1s_runs():
     """rules_v2.toml's factors are choose()'s on the chosen_on runs (with the derived ESS), its held-out sets are
     disjoint from them, and its family is the Bonferroni size."""
-    from gspo_lab.findings.f9.precursors import stored_runs
     from gspo_lab.paths import data_dir
     from gspo_lab.precursors import LEVEL_V2, SIGNALS_V2, with_derived
+    from gspo_record.f9.precursors import stored_runs
 
     header, rules = load_frozen(data_dir() / "precursors" / "rules_v2.toml")
     v1, _ = load_frozen()
@@ -78,7 +78,7 @@ def test_version_2_is_what_choose_picks_on_version_1s_runs():
     assert set(header["chosen_on"]).isdisjoint(held) and set(v1["held_out"]).isdisjoint(held)
     runs = [with_derived(r) for r in stored_runs(header["chosen_on"])]
     assert choose(runs, SIGNALS_V2) == rules
-    from gspo_lab.findings.f9.precursors import LATER, SKILL_V2
+    from gspo_record.f9.precursors import LATER, SKILL_V2
 
     assert header["held_out_later"] == list(LATER) and SKILL_V2.specs == tuple(held)  # one list, written twice
 

@@ -1,4 +1,4 @@
-"""Provenance (gspo_lab.experiments.provenance): the committed table agrees with the stored cells and the git history
+"""Provenance (gspo_record.provenance): the committed table agrees with the stored cells and the git history
 (and, in a shallow clone, with the stored cells alone, without calling git); cells classified against a spec's first
 commit in a throwaway repository; a tampered table is caught; a rule's marker found where it was introduced."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import gspo_lab.experiments.provenance as provenance
+import gspo_record.provenance as provenance
 from gspo_lab.experiments.store import results_root
 
 TABLE = results_root() / "provenance.json"
@@ -49,10 +49,10 @@ def toy_repo(tmp_path):
 
 
 def test_committed_table_agrees_with_a_regeneration():
-    """With git history: every spec's and every verdict rule's row as recomputed (gspo-lab provenance --check)."""
-    from gspo_lab.findings.page import rule_markers
+    """With git history: every spec's and every verdict rule's row as recomputed (`provenance --check`)."""
+    from gspo_record.page import rule_markers
 
-    assert TABLE.is_file(), "write it with gspo-lab provenance"
+    assert TABLE.is_file(), "write it with python -m gspo_record provenance"
     assert provenance.check(rule_markers=rule_markers()) == []
     rules = {r["rule"] for r in json.loads(TABLE.read_text())["rules"]}
     assert rules == set(rule_markers()), "a verdict rule is missing from the provenance table"

@@ -1,4 +1,4 @@
-"""The referee lint (gspo_lab/findings/lint.py, issue 35 item 2): each lint rule passes a small clean book and catches
+"""The referee lint (gspo_record/lint.py, issue 35 item 2): each lint rule passes a small clean book and catches
 a mutant page (or mutant facts) made to break it; the ``supersedes`` field of a verdict rule; the ``--lint`` flag.
 
 (tests/test_lint.py is ruff's; this file is the findings pages' referee.)"""
@@ -11,11 +11,11 @@ import math
 import pytest
 
 from gspo_lab.experiments.endpoint_range import ACCURACY, DIFFERENCE, RATIO
-from gspo_lab.findings import pagetext
-from gspo_lab.findings.facts import Facts, PrintedCount, PrintedInterval, SummaryReads
-from gspo_lab.findings.lint import LINT_RULES, NULL_PHRASES, lint
-from gspo_lab.findings.page import PAGES
-from gspo_lab.findings.rules import Rule
+from gspo_record import pagetext
+from gspo_record.facts import Facts, PrintedCount, PrintedInterval, SummaryReads
+from gspo_record.lint import LINT_RULES, NULL_PHRASES, lint
+from gspo_record.page import PAGES
+from gspo_record.rules import Rule
 
 GLOSSARY = """# Glossary
 
@@ -273,8 +273,8 @@ def test_rule_supersedes_defaults_empty_and_is_checked():
 
 
 def test_every_registered_rule_supersedes_only_registered_rules():
-    import gspo_lab.findings.page  # noqa: F401  (registers every rule)
-    from gspo_lab.findings.rules import RULES as registered
+    import gspo_record.page  # noqa: F401  (registers every rule)
+    from gspo_record.rules import RULES as registered
 
     assert {old for r in registered.values() for old in r.supersedes} <= set(registered)
 
@@ -384,8 +384,8 @@ def test_units_cut_rows_and_sentences():
 
 
 def test_the_lint_flag_reports_the_committed_pages(capsys):
-    from gspo_lab.findings.cli import main
     from gspo_lab.paths import repo_root
+    from gspo_record.cli import main
 
     pages = {name: (repo_root() / "docs" / name).read_text() for name in PAGES}
     rc = main(["--lint"])
@@ -398,9 +398,9 @@ def test_every_page_build_and_check_fails_on_the_enforced_rules():
     """page.build and page.check run the lint (issue 35: 'run by every page build, --check included'): the committed
     pages pass it; a glossary without a term the story uses fails it, and so does a null label put back beside a
     5/5 sign count (no lint rule is reported only)."""
-    from gspo_lab.findings import page
-    from gspo_lab.findings.lint import REPORTED_ONLY
     from gspo_lab.paths import repo_root
+    from gspo_record import page
+    from gspo_record.lint import REPORTED_ONLY
 
     pages = {name: (repo_root() / "docs" / name).read_text() for name in PAGES}
     assert page.lint_failures(pages) == []

@@ -12,8 +12,8 @@ import pytest
 import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.spec import cells, spec_named
 from gspo_lab.experiments.summary import endpoint_v2, endpoints
-from gspo_lab.findings import robust
-from gspo_lab.findings.rules import Rule
+from gspo_record import robust
+from gspo_record.rules import Rule
 
 
 def _result(acc, rewards, rollouts=80):
@@ -98,7 +98,7 @@ def test_robustness_marks_exactly_the_verdicts_a_reading_changes():
 
 
 def test_the_final_pass_carries_each_verdicts_flips():
-    from gspo_lab.findings.reread import verdicts
+    from gspo_record.reread import verdicts
 
     result = robust.robustness({"s": _section()})
     _, outputs = verdicts({"s": _section()}, robust.marks(result))
@@ -135,7 +135,7 @@ def test_nan_stays_nan_under_every_reading():
 
 def test_the_page_pass_must_read_what_the_robustness_pass_read():
     """The marks go by position: a page pass that reads another count of a rule's verdicts stops the build."""
-    from gspo_lab.findings.reread import page_pass
+    from gspo_record.reread import page_pass
 
     result = robust.robustness({"s": _section()})
     _, rows = page_pass({"s": _section()}, marks=robust.marks(result))

@@ -13,39 +13,39 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import gspo_lab.findings.f1.clipping as f1
-import gspo_lab.findings.f2.candidate as f2c
-import gspo_lab.findings.f2.collapse as f2
-import gspo_lab.findings.f2.late as f2late
-import gspo_lab.findings.f2.mechanism as f2e
-import gspo_lab.findings.f2.remeasure as f2f
-import gspo_lab.findings.f2.search as f2s
-import gspo_lab.findings.f2.ten as f2t
-import gspo_lab.findings.f3.volatility as f3
-import gspo_lab.findings.f4.replay as f4
-import gspo_lab.findings.f5.precision as f5
-import gspo_lab.findings.f6.drift as f6d
-import gspo_lab.findings.f6.length as f6b
-import gspo_lab.findings.f6.stability as f6c
-import gspo_lab.findings.f6.variance as f6
-import gspo_lab.findings.f7.token_adv as f7
-import gspo_lab.findings.f8.dense as f8
-import gspo_lab.findings.f9.precursors as f9
-import gspo_lab.findings.f10.adam as f10w
-import gspo_lab.findings.f10.branch as f10z
-import gspo_lab.findings.f10.dual as f10v
-import gspo_lab.findings.f10.revert as f10r
-import gspo_lab.findings.f10.sgd as f10y
-import gspo_lab.findings.f10.ten as f10t
-import gspo_lab.findings.f10.why as f10
-import gspo_lab.findings.f11.arms as f11arms
-import gspo_lab.findings.f11.corrections as f11c
-import gspo_lab.findings.f11.ladder as f11e
-import gspo_lab.findings.f11.successors as f11
-import gspo_lab.findings.f12.isolate as f12c
-import gspo_lab.findings.f12.lag as f12
-import gspo_lab.findings.page  # noqa: F401  (imports every finding, so RULES is complete)
-import gspo_lab.findings.rules as rules
+import gspo_record.f1.clipping as f1
+import gspo_record.f2.candidate as f2c
+import gspo_record.f2.collapse as f2
+import gspo_record.f2.late as f2late
+import gspo_record.f2.mechanism as f2e
+import gspo_record.f2.remeasure as f2f
+import gspo_record.f2.search as f2s
+import gspo_record.f2.ten as f2t
+import gspo_record.f3.volatility as f3
+import gspo_record.f4.replay as f4
+import gspo_record.f5.precision as f5
+import gspo_record.f6.drift as f6d
+import gspo_record.f6.length as f6b
+import gspo_record.f6.stability as f6c
+import gspo_record.f6.variance as f6
+import gspo_record.f7.token_adv as f7
+import gspo_record.f8.dense as f8
+import gspo_record.f9.precursors as f9
+import gspo_record.f10.adam as f10w
+import gspo_record.f10.branch as f10z
+import gspo_record.f10.dual as f10v
+import gspo_record.f10.revert as f10r
+import gspo_record.f10.sgd as f10y
+import gspo_record.f10.ten as f10t
+import gspo_record.f10.why as f10
+import gspo_record.f11.arms as f11arms
+import gspo_record.f11.corrections as f11c
+import gspo_record.f11.ladder as f11e
+import gspo_record.f11.successors as f11
+import gspo_record.f12.isolate as f12c
+import gspo_record.f12.lag as f12
+import gspo_record.page  # noqa: F401  (imports every finding, so RULES is complete)
+import gspo_record.rules as rules
 
 S = pd.Series
 UP = S([0.05, 0.04, 0.06, 0.03, 0.05])  # a paired difference whose interval lies above 0
@@ -947,7 +947,7 @@ def test_f11_robustness_lists_every_rereading_that_changes_the_verdict():
 
 def test_f10v_pools_the_cap_alone_arms_each_seed_set_declares():
     """Seeds 10-14: finding 2's stored cap-alone arm; 60-64: f10v's cap-30 arm, and at cap 10 f10u's SHRINK arm."""
-    from gspo_lab.findings.f10.why import SPECS
+    from gspo_record.f10.why import SPECS
 
     rows = []
     for seed, source in [(10, SPECS["onset"]), (60, f10v.SPEC)]:
@@ -983,7 +983,7 @@ def test_f10v_pools_the_cap_alone_arms_each_seed_set_declares():
 
 def test_the_sgd_lr_rule_picks_the_best_mean_and_the_smaller_lr_on_a_tie():
     """f10x_sgd_lr_search's declared lr rule (a choice for stage 2, not a verdict)."""
-    from gspo_lab.findings.f10.sgd import pick_lr
+    from gspo_record.f10.sgd import pick_lr
 
     runs = pd.DataFrame({"lr": [0.001, 0.001, 0.004, 0.004, 0.008], "late_acc": [0.2, 0.4, 0.5, 0.3, 0.1]})
     assert pick_lr(runs) == 0.004  # 0.4 beats 0.3 and 0.1
@@ -996,7 +996,7 @@ def test_the_sgd_lr_rule_picks_the_best_mean_and_the_smaller_lr_on_a_tie():
 
 
 def test_a_null_outcome_says_direction_consistent_when_every_seed_shares_a_sign():
-    from gspo_lab.findings.rules import MIN_SEEDS_FOR_SIGN, Rule, consistent
+    from gspo_record.rules import MIN_SEEDS_FOR_SIGN, Rule, consistent
 
     rule = Rule("t.null", "0", {"higher": "higher", "none": "no difference shown"}, null="none")
     five = [0.01, 0.2, 0.05, 0.3, 0.02]
@@ -1018,8 +1018,8 @@ def test_a_null_outcome_says_direction_consistent_when_every_seed_shares_a_sign(
 def test_every_paired_rule_with_a_null_outcome_declares_it():
     """Each registered rule whose outcomes include a "not shown" one the lint reads as null names it in ``null`` (so
     its verdict functions can qualify it); composite rules (f10.two_by_two, f10.account, ...) say why not."""
-    from gspo_lab.findings.lint import NULL_PHRASES
-    from gspo_lab.findings.rules import RULES
+    from gspo_record.lint import NULL_PHRASES
+    from gspo_record.rules import RULES
 
     composite = {"f10.two_by_two", "f10t.two_by_two", "f10y.two_by_two", "f10.account", "f10w.arm"}
     missing = [
@@ -1035,8 +1035,8 @@ def _lint_row(label: str, *diffs) -> list:
     """The referee lint's null-with-consistent-sign problems on one table row: each of ``diffs`` as the page prints
     it (fmt.diff_cell), then ``label``."""
     from gspo_lab.experiments.endpoint_range import DIFFERENCE
-    from gspo_lab.findings.fmt import diff_cell
-    from gspo_lab.findings.lint import lint
+    from gspo_record.fmt import diff_cell
+    from gspo_record.lint import lint
 
     page = "# F\n\n| model | " + " | ".join(f"effect {i}" for i in range(len(diffs))) + " | verdict |\n"
     page += (
@@ -1132,7 +1132,7 @@ def test_adam_step_sizes_are_computed_from_the_runs():
 
 def test_ten_seed_readings_supersede_their_five_seed_rules():
     """Issue 35: the ten-seed readings declare what they replace, and f10t.account (on them) replaces f10.account."""
-    from gspo_lab.findings.rules import RULES
+    from gspo_record.rules import RULES
 
     assert RULES["f10t.two_by_two"].supersedes == ("f10.two_by_two",)
     assert RULES["f10u.skip_shrink"].supersedes == ("f10.skip_shrink",)
@@ -1157,7 +1157,7 @@ def test_ten_seed_account_says_what_each_part_showed():
 def test_a_summary_naming_a_superseded_f10_rule_fails_the_lint():
     """The registry's supersedes: a "Together" paragraph or At a glance row reading f10.account (or the 5-seed 2×2)
     on a page that reads f10t.account (f10t.two_by_two) fails the referee lint; the ten-seed names pass."""
-    from gspo_lab.findings.lint import lint
+    from gspo_record.lint import lint
 
     glance = "## At a glance\n\nRules behind each row (see the table): 10 `{}`, `f10w.account`.\n\n"
     together = "## 10. Why\n\nRead: `f10t.account`, `f10t.two_by_two`.\n\n**Together** (rule `{}`): MoE: content.\n"
@@ -1174,8 +1174,8 @@ def test_10f_counts_read_endpoint_v2_and_are_recorded(monkeypatch):
     """Issue 35: 10f's trunks read the v1 flag ("5/5 collapsed at rollout 120"); endpoint v2, which the page
     declares, gives 4/5 (seed 64's last evaluations 0.227, 0.000). Each printed count is recorded for the lint, and
     a v1 count recorded unlabelled fails its endpoint rule."""
-    from gspo_lab.findings.facts import Facts, PrintedCount, collecting
-    from gspo_lab.findings.lint import lint
+    from gspo_record.facts import Facts, PrintedCount, collecting
+    from gspo_record.lint import lint
 
     m = f10r.runs()
     trunk = m[m["arm_id"] == "TRUNK"]

@@ -171,8 +171,8 @@ def _synthetic_curves():
 
 
 def test_the_lag_panels_twin_reads_the_chosen_lag_beside_lag_zero():
-    from gspo_lab.findings.f12.curves import lag_readout, stored_lags
-    from gspo_lab.widgets import lag_view
+    from gspo_record.f12.curves import lag_readout, stored_lags
+    from gspo_record.f12.widget import lag_view
 
     table = _synthetic_curves()
     assert stored_lags(table) == [0, 4]
@@ -187,7 +187,7 @@ def test_the_lag_panels_twin_reads_the_chosen_lag_beside_lag_zero():
 
 
 def test_a_stored_run_whose_logged_lag_is_not_its_configs_is_refused():
-    from gspo_lab.findings.f12.lag import _check_lag
+    from gspo_record.f12.lag import _check_lag
 
     _check_lag({"rollout": [40, 50], "stale/lag:mean": [4.0, 4.0]}, 40, "cell", 4)
     _check_lag({"rollout": [40, 50]}, 40, "cell", 0)

@@ -8,7 +8,7 @@ import os
 import re
 
 from gspo_lab.config import TrainConfig
-from gspo_lab.findings.staleness_map import COLUMNS, ROWS, staleness_map
+from gspo_record.staleness_map import COLUMNS, ROWS, staleness_map
 
 
 def _row(system: str) -> dict:

@@ -7,20 +7,20 @@ import re
 
 import pytest
 
-import gspo_lab.findings.f9.precursors as f9_precursors
-import gspo_lab.findings.f10.runs as f10_runs
+import gspo_record.f9.precursors as f9_precursors
+import gspo_record.f10.runs as f10_runs
 from gspo_lab.experiments.spec import cells, spec_named
 from gspo_lab.experiments.store import result_path, results_root, stored_files
-from gspo_lab.findings import bookkeeping
-from gspo_lab.findings.f10.why import SPECS
-from gspo_lab.findings.rules import RULES
 from gspo_lab.paths import data_dir, repo_root
+from gspo_record import bookkeeping
+from gspo_record.f10.why import SPECS
+from gspo_record.rules import RULES
 
 #: the findings pages (the overview, each finding's page, the methods page): what the statements below are read on
 FINDINGS_PAGES = (
     "findings.md",
     "methods.md",
-    *__import__("gspo_lab.findings.page").findings.page.FINDING_PAGES.values(),
+    *__import__("gspo_record.page").findings.page.FINDING_PAGES.values(),
 )
 
 

@@ -1,5 +1,5 @@
 """The research rig: committed experiment specs, their cells run in worker processes, one stored result per cell,
-and the statistics every number about them is read with. The findings page (:mod:`gspo_lab.findings`) and the
+and the statistics every number about them is read with. The findings page (:mod:`gspo_record`) and the
 notebooks ask their questions here.
 
 spec        a spec file → its cells (grid × seeds) and their keys; CODE_VERSION, KEY_IF_NOT_DEFAULT

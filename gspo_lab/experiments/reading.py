@@ -98,7 +98,7 @@ def collapsed_value(two: bool, last: bool) -> bool:
 @contextmanager
 def inner() -> Iterator[None]:
     """Within the block, verdicts are a section's own re-readings of a verdict (each seed left out, …): the
-    page-wide robustness pass (:mod:`gspo_lab.findings.robust`) neither counts nor marks them."""
+    page-wide robustness pass (:mod:`gspo_record.robust`) neither counts nor marks them."""
     _STATE["inner"] += 1
     try:
         yield

@@ -4,7 +4,7 @@ Conventions (declared here once):
     * an *arm* is a grid point without its seed; every number about an arm is over its seeds;
     * a mean comes with the sample std and a 95 % interval (:func:`seed_interval`): from stats version 4 transformed
       t (Student-t for the mean on the endpoint's logit / log scale, gspo_lab/experiments/endpoint_range.py), chosen
-      on coverage, range and power by gspo_lab/experiments/interval_study.py; version 3 the bootstrap-t over seeds
+      on coverage, range and power by gspo_record/intervals/interval_study.py; version 3 the bootstrap-t over seeds
       (10,000 seeded resamples); until version 2 the percentile bootstrap, which covers ~84 % at 5 seeds;
     * a caller declares the range an endpoint takes (``bounds=(lo, hi)``, gspo_lab/experiments/endpoint_range.py):
       values outside it are refused, and the range-respecting intervals (issue 35) work on its scale;
@@ -56,9 +56,9 @@ and the bootstrap-t on the range's transformed scale; without ``bounds`` they ar
 STATS_VERSION = 4
 PAGE_INTERVAL = "transformed_t"
 """The page's interval of a mean over seeds from stats version 4 on (issue 35): transformed t on the endpoint's
-declared range, the pick of gspo_lab/experiments/interval_study.py's declared rule (coverage >= 0.93 on the steady,
+declared range, the pick of gspo_record/intervals/interval_study.py's declared rule (coverage >= 0.93 on the steady,
 skewed and half-bimodal shapes at 5 and 10 seeds, never leaves the range, then power). Version 3 (issue 22): the
-bootstrap-t, whose coverage gspo_lab/experiments/coverage.py finds >= 93 % but which leaves [0, 1] and has less power
+bootstrap-t, whose coverage gspo_record/intervals/coverage.py finds >= 93 % but which leaves [0, 1] and has less power
 against the stored 5/5 effects; version 2, findings 1-10 until then: the percentile bootstrap, ~84 % at 5 seeds."""
 DECLARED_T = {"percentile": "t", "t": "t", "bootstrap_t": "t", "transformed_t": "transformed_t",
               "transformed_bootstrap_t": "transformed_bootstrap_t"}  # fmt: skip
@@ -74,7 +74,7 @@ def interval_method(method: str):
     that uses them) gives the ``method`` interval: ``"percentile"`` (:func:`bootstrap_ci`), ``"t"``
     (:func:`t_interval`), ``"bootstrap_t"`` (:func:`bootstrap_t_ci`), ``"transformed_t"`` or
     ``"transformed_bootstrap_t"`` (gspo_lab/experiments/endpoint_range.py, on the caller's ``bounds``) — how the
-    page's verdicts are re-read under another interval (gspo_lab/findings/reread.py)."""
+    page's verdicts are re-read under another interval (gspo_record/reread.py)."""
     if method not in INTERVAL_METHODS:
         raise ValueError(f"method must be one of {INTERVAL_METHODS}, got {method!r}")
     before = _INTERVAL[0]
@@ -254,7 +254,7 @@ def bootstrap_t_ci(values) -> tuple[float, float]:
     """95 % bootstrap-t (studentized bootstrap) interval of the mean of ``values``: mean − q*_{0.975} · se, mean −
     q*_{0.025} · se, with q* the quantiles of the resampled (mean* − mean) / se* (10,000 seeded resamples; a resample
     of one repeated value counts t* = 0). Efron & Tibshirani 1993, §12.5; its coverage at 5 and 10 seeds is checked
-    in gspo_lab/experiments/coverage.py. NaN for fewer than 2 values; the mean itself when all values are equal."""
+    in gspo_record/intervals/coverage.py. NaN for fewer than 2 values; the mean itself when all values are equal."""
     x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
     if len(x) < 2:
         return (math.nan, math.nan)

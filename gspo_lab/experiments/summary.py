@@ -99,7 +99,7 @@ def per_rollout(history: pd.DataFrame) -> dict[str, list]:
 
 #: Every stored per-rollout series some reading uses, as ``fnmatch`` patterns (``*``: a parameter group of
 #: ``grad_shaping.GROUPS``, or a norm_of arm's ``own`` / ``other``). The readers: the findings page
-#: (``gspo_lab/findings``: endpoints, gradient spikes, f10's logged shares and per-group norms and AdamW peaks, f11's
+#: (``gspo_record``: endpoints, gradient spikes, f10's logged shares and per-group norms and AdamW peaks, f11's
 #: correction shares), the notebooks (``read.stored_curves``, the arm selector's ``ARM_METRICS``), the precursor rules
 #: (``precursors.SIGNALS``, ``SIGNALS_V2``, and ``ratio/tok_log_std:mean`` for ``with_derived``) and the tests (a
 #: committed cell's first rollouts re-run). The stored results keep only these (:mod:`gspo_lab.experiments.thinning`,

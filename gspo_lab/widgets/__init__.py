@@ -8,16 +8,15 @@ exactly what the slider drives.
     clip.py        03: clip_view -> ClipPanel, trust_region_view -> TrustRegionPanel
     collapse.py    04: live_view -> LivePanel (the live pair, trained side by side), arm_view -> ArmPanel
     precision.py   05: precision_view -> PrecisionPanel
-    lag.py         05: lag_view -> LagPanel (stored stale-rollout runs, finding 12)
 
-The notebooks import every name from ``gspo_lab.widgets``.
+The notebooks import every name from ``gspo_lab.widgets``; notebook 05's panel over the stored stale-rollout runs
+(finding 12) reads the research record and lives there: ``gspo_record.f12.widget`` (lag_view -> LagPanel).
 """
 
 from __future__ import annotations
 
 from gspo_lab.widgets.clip import EPS_RANGES, ClipPanel, TrustRegionPanel, clip_view, trust_region_view
 from gspo_lab.widgets.collapse import ARM_METRICS, ArmPanel, LivePanel, arm_view, live_view
-from gspo_lab.widgets.lag import LagPanel, lag_view
 from gspo_lab.widgets.precision import PrecisionPanel, precision_view
 from gspo_lab.widgets.trace import RatioPanel, TracePanel, grad_view, ratio_view, variance_view
 
@@ -31,8 +30,6 @@ __all__ = [
     "ClipPanel",
     "precision_view",
     "PrecisionPanel",
-    "lag_view",
-    "LagPanel",
     "live_view",
     "LivePanel",
     "arm_view",

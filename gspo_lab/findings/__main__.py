@@ -1,3 +1,0 @@
-from gspo_lab.findings.cli import main
-
-raise SystemExit(main())

@@ -1,0 +1,3 @@
+from gspo_record.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,163 @@
+"""Finding 11 settled (issue 37, part A): what in CISPO kills it, and whether one update per batch (M = 1) does too.
+Rules declared in ``data/specs/f11f_cispo_arms.toml`` and ``data/specs/f11g_one_update.toml`` before their runs.
+
+- :func:`arm_table`: f11f's runs (regime (b), fresh seeds 25-29), ``arm_id`` the objective with CISPO's tight cap
+  named apart (``cispo@1.28``), and f11g's (M = 1 at M = 8's optimizer steps) with ``arm_id`` ``<objective>@M1``.
+- :func:`arm_verdicts`: rule ``f11f.arm`` — finding 11's position per arm against this spec's GRPO and GSPO, beside
+  collapse and freeze counts and the share of out-of-band tokens that keep their gradient.
+- :func:`mask_verdict`: rule ``f11f.mask`` — the direct test of "never zeroing a token's gradient": MiniMax-M1's
+  token mask on CISPO's weight.
+- :func:`one_update_verdict`: rule ``f11g.one_update`` — on-policy updates (M = 1), where CISPO's and SAPO's gradients
+  equal GRPO's up to the normaliser: does a successor still collapse?
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pandas as pd
+
+from gspo_lab.experiments import failure
+from gspo_record.f11.regimes import per_rollout
+from gspo_record.f11.successors import POSITION, position
+from gspo_record.rules import COLLAPSES_AT_LEAST, PENDING, STABLE_AT_MOST, Rule, register
+from gspo_record.tables import declared, spec
+
+__all__ = ["SPEC_F", "SPEC_G", "TIGHT", "ARMS_F", "arm_table", "arm_verdicts", "mask_outcome", "mask_verdict",
+           "one_update_verdict",
+           "ARM", "MASK", "ONE_UPDATE"]  # fmt: skip
+
+SPEC_F, SPEC_G = "f11f_cispo_arms", "f11g_one_update"
+#: CISPO's tight cap in f11f (1 + DAPO's ε_high), named apart from the default cap's arm
+TIGHT = 1.28
+ARMS_F = ("cispo", f"cispo@{TIGHT:g}", "cispo_clip", "cispo_mask", "sapo")
+SEEDS = 5
+#: the rollouts over which the kept-gradient share is averaged: the first batches, before most runs collapse
+EARLY = 10
+
+ARM = register(
+    Rule(
+        "f11f.arm",
+        "11",
+        dict(POSITION.outcomes),
+        {"LEVEL": 0.95},
+        declared="data/specs/f11f_cispo_arms.toml, before its runs",
+        marker="- f11f.arm per arm other than grpo and gspo",
+        specs=(SPEC_F,),
+    )
+)  # fmt: skip
+MASK = register(
+    Rule(
+        "f11f.mask",
+        "11",
+        {"supported": "supported: the mask saves CISPO", "refuted": "refuted: CISPO collapses with the mask",
+         "unresolved": "unresolved"},
+        {"STABLE_AT_MOST": STABLE_AT_MOST, "COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST},
+        declared="data/specs/f11f_cispo_arms.toml, before its runs (the reading it tests is post hoc)",
+        marker="- f11f.mask (the reading of f11b/f11d",
+        specs=(SPEC_F,),
+    )
+)  # fmt: skip
+ONE_UPDATE = register(
+    Rule(
+        "f11g.one_update",
+        "11",
+        {"artefact": "artefact flagged: a successor collapses with on-policy updates",
+         "kept": "off-policy account kept: nothing collapses with on-policy updates", "unresolved": "unresolved"},
+        {"STABLE_AT_MOST": STABLE_AT_MOST, "COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST},
+        declared="data/specs/f11g_one_update.toml, before its runs",
+        marker="- f11g.one_update: \"artefact flagged\"",
+        specs=(SPEC_G,),
+    )
+)  # fmt: skip
+
+
+def _kept_share(source: str, key: str) -> float:
+    """The mean over the first :data:`EARLY` rollouts of the share of out-of-band tokens that keep their gradient."""
+    try:
+        shares = failure.kept_grad_share(per_rollout(source, key))[:EARLY]
+    except ValueError:
+        return math.nan
+    shares = [s for s in shares if s is not None]
+    return sum(shares) / len(shares) if shares else math.nan
+
+
+def arm_table() -> pd.DataFrame:
+    """f11f's and f11g's finished runs: arm_id, seed, late_acc, reward_auc, eval_final, collapsed, frozen, kept."""
+    parts = []
+    f = declared(spec(SPEC_F))
+    if not f.empty:
+        tight = pd.to_numeric(f["eps_high"], errors="coerce").eq(TIGHT) if "eps_high" in f else False
+        parts.append(f.assign(arm_id=f["objective"].where(~tight, f"cispo@{TIGHT:g}"), source=SPEC_F))
+    g = declared(spec(SPEC_G))
+    if not g.empty:
+        parts.append(g.assign(arm_id=g["objective"] + "@M1", source=SPEC_G))
+    if not parts:
+        return pd.DataFrame(columns=["arm_id", "seed", "late_acc", "collapsed", "frozen", "kept", "source"])
+    table = pd.concat(parts, ignore_index=True)
+    table["kept"] = [_kept_share(s, k) for s, k in zip(table["source"], table["key"], strict=True)]
+    for column in ("collapsed", "frozen"):
+        table[column] = table[column].fillna(False).astype(bool)
+    return table
+
+
+def _count(table: pd.DataFrame, arm: str) -> tuple[int, int]:
+    runs = table[table["arm_id"] == arm]
+    return int(runs["collapsed"].sum()), len(runs)
+
+
+def arm_verdicts(table: pd.DataFrame) -> list[dict]:
+    """Rule ``f11f.arm`` per arm of :data:`ARMS_F` with its collapse and freeze counts and kept-gradient share."""
+
+    m8 = table[table["source"] == SPEC_F]
+    out = []
+    for arm in ARMS_F:
+        runs = m8[m8["arm_id"] == arm]
+        if runs.empty:
+            continue
+        verdict = position(m8, arm, rule=ARM)
+        if len(runs) < SEEDS and verdict.outcome != PENDING:
+            verdict = replace(verdict, provisional=f"{len(runs)} of {SEEDS} seeds finished")
+        out.append({"arm": arm, "collapsed": int(runs["collapsed"].sum()), "frozen": int(runs["frozen"].sum()),
+                    "n": len(runs), "kept": float(runs["kept"].median()), "verdict": verdict})  # fmt: skip
+    return out
+
+
+def mask_outcome(table: pd.DataFrame, metric: str = "late_acc") -> str:  # noqa: D417
+    """``f11f.mask``'s outcome on ``table`` (f11f's runs): PENDING without both CISPO arms."""
+
+    m8 = table[table["source"] == SPEC_F] if "source" in table else table
+    (k_mask, n_mask), (k_cispo, n_cispo) = _count(m8, "cispo_mask"), _count(m8, "cispo")
+    if not n_mask or not n_cispo:
+        return PENDING
+    if k_mask >= COLLAPSES_AT_LEAST * n_mask / 5:
+        return "refuted"
+    below = position(m8, "cispo_mask", metric, rule=ARM).outcome == "below_grpo"
+    if k_mask <= STABLE_AT_MOST * n_mask / 5 and not below and k_cispo >= COLLAPSES_AT_LEAST * n_cispo / 5:
+        return "supported"
+    return "unresolved"
+
+
+def mask_verdict(table: pd.DataFrame):
+    """Rule ``f11f.mask`` (the page's robustness pass re-reads it with each seed left out and on the secondary
+    endpoints: gspo_record/robust.py)."""
+    outcome = mask_outcome(table)
+    if outcome == PENDING:
+        return MASK.verdict(PENDING)
+    done = int((table["arm_id"] == "cispo_mask").sum())
+    return MASK.verdict(outcome, "" if done >= SEEDS else f"{done} of {SEEDS} seeds finished")
+
+
+def one_update_verdict(table: pd.DataFrame):
+    """Rule ``f11g.one_update`` on f11g's runs (M = 1): PENDING until GRPO, CISPO and SAPO each have a run."""
+    counts = {a: _count(table, f"{a}@M1") for a in ("grpo", "cispo", "sapo")}
+    if any(n == 0 for _, n in counts.values()):
+        return ONE_UPDATE.verdict(PENDING)
+    done = min(n for _, n in counts.values())
+    note = "" if done >= SEEDS else f"{done} of {SEEDS} seeds finished"
+    if any(k >= COLLAPSES_AT_LEAST * n / 5 for a, (k, n) in counts.items() if a != "grpo"):
+        return ONE_UPDATE.verdict("artefact", note)
+    if all(k <= STABLE_AT_MOST * n / 5 for k, n in counts.values()):
+        return ONE_UPDATE.verdict("kept", note)
+    return ONE_UPDATE.verdict("unresolved", note)

@@ -1,0 +1,232 @@
+"""Finding 11 settled (issue 37, part A): the dose ladder ``f11e_dose_ladder`` — at what first-batch drift CISPO and
+SAPO die, beside GRPO and GSPO, and whether a warm-up saves them. Rules declared in the spec before its runs.
+
+- :func:`runs`: the ladder's runs (lr 1e-5 … 7e-5 without warm-up, lr 1e-4 with warm-up 80 or 320 steps; seeds
+  20-24) and the anchor's (lr 1e-4, no warm-up: f11b's MoE runs, seeds 10-14 with finding 2's stored GRPO / GSPO, and
+  f11d's, seeds 15-19), each with its rollout-0 KL k3 (``drift``), its largest per-rollout KL k3 (``peak``) and
+  endpoint v2's collapse and freeze flags and onsets.
+- :func:`kl50` fits P(collapse) against log10(drift) (logistic, no-warm-up doses only) and reads the drift where it
+  crosses 0.5, with a percentile bootstrap interval over runs: rule ``f11e.kl50``. The fit maximises the likelihood
+  with a small L2 penalty (:data:`RIDGE`, on the slope of the standardised log drift), chosen when this code was
+  written, after the first seed's cells had run: without it a sample whose classes do not overlap has no finite
+  maximum, and the crossing then sits between the two groups.
+- :func:`dose_verdicts`: rule ``f11e.dose``, finding 11's position (objective − GRPO, objective − GSPO, late
+  held-out accuracy, paired by seed) at each dose, beside its collapse and freeze counts.
+- :func:`safe_verdict`: rule ``f11e.safe``, the largest no-warm-up lr at which a successor collapses ≤ 1/5, freezes
+  in none and does not sit below GRPO; :func:`warmup_verdict`: rule ``f11e.warmup``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from gspo_record.f11.regimes import DRIFT, SPEC_B, SPEC_D, per_rollout
+from gspo_record.f11.regimes import runs as regime_runs
+from gspo_record.f11.successors import POSITION, position
+from gspo_record.rules import PENDING, STABLE_AT_MOST, Rule, register
+from gspo_record.tables import declared, spec
+
+__all__ = ["SPEC_E", "ARMS", "SUCCESSORS", "RIDGE", "runs", "logistic", "kl50", "kl50_verdict", "dose_verdicts",
+           "safe_verdict", "warmup_verdict", "KL50", "DOSE", "SAFE", "WARMUP"]  # fmt: skip
+
+SPEC_E = "f11e_dose_ladder"
+ARMS = ("grpo", "gspo", "cispo", "sapo")
+SUCCESSORS = ("cispo", "sapo")
+#: the anchor dose: lr 1e-4 without warm-up, the regime of f11b (MoE) and f11d
+ANCHOR = (1e-4, 0)
+#: L2 penalty on the slope of the standardised log10 drift (module docstring)
+RIDGE = 0.01
+BOOTSTRAP, BOOTSTRAP_SEED = 2000, 0
+#: seeds per ladder dose (20-24); a reading on fewer is provisional
+SEEDS = 5
+#: the ladder's no-warm-up doses (lr 1e-5, 2e-5, 4e-5, 7e-5), which f11e.kl50 reads beside the anchor
+LADDER_DOSES = 4
+#: f11e.kl50 reads a crossing only with at least this many runs in each class (spec)
+MIN_EACH = 3
+#: f11e.warmup: "delays it" when the median collapse onset is at least this many rollouts later than the anchor's
+DELAY_ROLLOUTS = 10
+_SPEC_LINE = "data/specs/f11e_dose_ladder.toml, before its runs"
+
+KL50 = register(
+    Rule(
+        "f11e.kl50",
+        "11",
+        {"crossing": "collapse sets in near this drift", "all": "no threshold in range: every run collapsed",
+         "none": "no threshold in range: no run collapsed", "few": "no threshold in range: too few runs of a class"},
+        {"MIN_EACH": MIN_EACH, "LEVEL": 0.95, "RIDGE": RIDGE},
+        declared=_SPEC_LINE,
+        marker="- f11e.kl50 per arm: logistic fit of collapsed (v2)",
+        specs=(SPEC_E,),
+    )
+)  # fmt: skip
+DOSE = register(
+    Rule(
+        "f11e.dose",
+        "11",
+        dict(POSITION.outcomes),
+        {"LEVEL": 0.95},
+        declared=_SPEC_LINE,
+        marker="- f11e.dose per successor (cispo, sapo) and dose",
+        specs=(SPEC_E,),
+    )
+)  # fmt: skip
+SAFE = register(
+    Rule(
+        "f11e.safe",
+        "11",
+        {"safe": "safe up to this lr", "none": "none in the ladder"},
+        {"STABLE_AT_MOST": STABLE_AT_MOST},
+        declared=_SPEC_LINE,
+        marker="- f11e.safe per successor: the largest no-warm-up lr",
+        specs=(SPEC_E,),
+    )
+)
+WARMUP = register(
+    Rule(
+        "f11e.warmup",
+        "11",
+        {"saves": "warm-up saves it", "delays": "warm-up delays it", "no_change": "no change shown"},
+        {"STABLE_AT_MOST": STABLE_AT_MOST, "DELAYED_AT_LEAST": 3, "DELAY_ROLLOUTS": DELAY_ROLLOUTS},
+        declared=_SPEC_LINE,
+        marker="- f11e.warmup per successor and warm-up dose",
+        specs=(SPEC_E,),
+    )
+)
+
+
+@functools.cache
+def _series(source: str, key: str) -> tuple[float, float]:
+    """(rollout-0 KL k3, largest per-rollout KL k3) of one stored run; NaN where not stored."""
+    kl = per_rollout(source, key).get(DRIFT) or [math.nan]
+    finite = [float(v) for v in kl if v is not None and math.isfinite(float(v))]
+    return float(kl[0]), max(finite) if finite else math.nan
+
+
+def runs() -> pd.DataFrame:
+    """The ladder's and the anchor's MoE runs of :data:`ARMS`: arm_id, seed, lr, warmup, dose ("lr 4e-5", "lr 1e-4,
+    warm-up 80"), late_acc, collapsed, frozen, collapse_onset, frozen_onset, drift, peak, source, key."""
+    parts = []
+    t = declared(spec(SPEC_E))
+    if not t.empty:
+        parts.append(t.assign(source=SPEC_E, arm_id=t["objective"]))
+    for name in (SPEC_B, SPEC_D):
+        a = regime_runs(name)
+        a = a[(a["model"] == "MoE") & a["arm_id"].isin(ARMS)]
+        parts.append(a.assign(lr=ANCHOR[0], warmup_steps=ANCHOR[1]))
+    table = pd.concat(parts, ignore_index=True)
+    table = table[table["arm_id"].isin(ARMS)].reset_index(drop=True)
+    drift = [_series(s, k) for s, k in zip(table["source"], table["key"], strict=True)]
+    table = table.assign(drift=[d[0] for d in drift], peak=[d[1] for d in drift],
+                         warmup=table["warmup_steps"].astype(int), lr=table["lr"].astype(float))  # fmt: skip
+    table["dose"] = [f"lr {lr:.0e}".replace("e-0", "e-") + (f", warm-up {w}" if w else "")
+                     for lr, w in zip(table["lr"], table["warmup"], strict=True)]  # fmt: skip
+    for column in ("frozen", "collapsed"):
+        table[column] = table[column].fillna(False).astype(bool)
+    return table
+
+
+def logistic(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE) -> float:
+    """The x where a logistic fit of ``y`` (0/1) on ``x`` crosses 0.5, with an L2 penalty ``ridge`` on the slope
+    of the standardised ``x`` (Newton's method); NaN when the slope is not positive (collapse does not rise with x)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) != len(y) or len(x) < 2 or not np.all(np.isfinite(x)):
+        raise ValueError(f"logistic: x and y must be finite, of one length >= 2; got {len(x)} and {len(y)}")
+    mu, sd = x.mean(), x.std() or 1.0
+    z = np.column_stack([np.ones_like(x), (x - mu) / sd])
+    beta, penalty = np.zeros(2), np.diag([0.0, ridge])
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-z @ beta))
+        grad = z.T @ (y - p) - penalty @ beta
+        hess = z.T @ (z * (p * (1 - p))[:, None]) + penalty
+        step = np.linalg.solve(hess, grad)
+        beta += step
+        if np.abs(step).max() < 1e-10:
+            break
+    return mu - sd * beta[0] / beta[1] if beta[1] > 0 else math.nan
+
+
+def kl50(table: pd.DataFrame, arm: str, flag: str = "collapsed") -> dict:
+    """Rule ``f11e.kl50`` for ``arm`` on the no-warm-up runs (``flag``: collapsed, or frozen): the crossing in KL k3
+    with its bootstrap interval, or why there is none; with the count and the drift's range."""
+    runs_ = table[(table["arm_id"] == arm) & (table["warmup"] == 0)].dropna(subset=["drift"])
+    y, x = runs_[flag].to_numpy(dtype=float), np.log10(runs_["drift"].to_numpy(dtype=float))
+    k, n = int(y.sum()), len(y)
+    out = {"arm": arm, "k": k, "n": n, "lo_x": float(10 ** x.min()) if n else math.nan,
+           "hi_x": float(10 ** x.max()) if n else math.nan}  # fmt: skip
+    if n == 0:
+        return {**out, "verdict": KL50.verdict(PENDING)}
+    done, total = int((runs_["source"] == SPEC_E).sum()), LADDER_DOSES * SEEDS
+    note = f"{done} of {total} ladder runs finished" if done < total else ""
+    if k == n or k == 0:
+        return {**out, "verdict": KL50.verdict("all" if k == n else "none", note)}
+    if min(k, n - k) < MIN_EACH:
+        return {**out, "verdict": KL50.verdict("few", note)}
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    crossings = []
+    for _ in range(BOOTSTRAP):
+        i = rng.integers(0, n, n)
+        if 0 < y[i].sum() < n:
+            crossings.append(logistic(x[i], y[i]))
+    crossings = np.array([c for c in crossings if math.isfinite(c)])
+    point = logistic(x, y)
+    lo, hi = np.percentile(crossings, [2.5, 97.5]) if len(crossings) else (math.nan, math.nan)
+    return {**out, "verdict": KL50.verdict("crossing", note), "kl50": 10**point, "low": 10**lo, "high": 10**hi,
+            "resamples": len(crossings)}  # fmt: skip
+
+
+def kl50_verdict(table: pd.DataFrame, arm: str, flag: str = "collapsed"):
+    """The :class:`~gspo_record.rules.Verdict` of :func:`kl50`."""
+    return kl50(table, arm, flag)["verdict"]
+
+
+def dose_verdicts(table: pd.DataFrame) -> list[dict]:
+    """Rule ``f11e.dose`` per successor and ladder dose (seeds 20-24), with the dose's collapse and freeze counts."""
+
+    out = []
+    ladder = table[table["source"] == SPEC_E]
+    for dose, d in ladder.groupby("dose", sort=False):
+        for arm in SUCCESSORS:
+            own = d[d["arm_id"] == arm]
+            if own.empty:
+                continue
+            verdict = position(d, arm, rule=DOSE)
+            if len(own) < SEEDS and verdict.outcome != PENDING:
+                verdict = replace(verdict, provisional=f"{len(own)} of {SEEDS} seeds finished")
+            out.append({"dose": dose, "arm": arm, "lr": float(own["lr"].iloc[0]), "warmup": int(own["warmup"].iloc[0]),
+                        "collapsed": int(own["collapsed"].sum()), "frozen": int(own["frozen"].sum()), "n": len(own),
+                        "verdict": verdict})  # fmt: skip
+    return out
+
+
+def safe_verdict(doses: list[dict], arm: str):
+    """Rule ``f11e.safe``: (verdict, lr) — the largest no-warm-up lr at which ``arm`` collapses ≤ 1/5, freezes in
+    none and is not below GRPO; PENDING while a ladder dose has no finished run of it."""
+    mine = [d for d in doses if d["arm"] == arm and d["warmup"] == 0]
+    if not mine:
+        return SAFE.verdict(PENDING), None
+    ok = [d["lr"] for d in mine if d["collapsed"] <= STABLE_AT_MOST * d["n"] / 5 and d["frozen"] == 0
+          and d["verdict"].outcome != "below_grpo"]  # fmt: skip
+    short = [d for d in mine if d["n"] < SEEDS]
+    note = f"{min(d['n'] for d in short)} of {SEEDS} seeds finished at some dose" if short else ""
+    return (SAFE.verdict("safe", note), max(ok)) if ok else (SAFE.verdict("none", note), None)
+
+
+def warmup_verdict(table: pd.DataFrame, arm: str, warmup: int):
+    """Rule ``f11e.warmup`` for ``arm`` at warm-up ``warmup`` (lr 1e-4) against the anchor (no warm-up)."""
+    runs_ = table[(table["arm_id"] == arm) & (table["warmup"] == warmup) & (table["lr"] == ANCHOR[0])]
+    anchor = table[(table["arm_id"] == arm) & (table["warmup"] == 0) & (table["lr"] == ANCHOR[0])]
+    if runs_.empty or anchor.empty:
+        return WARMUP.verdict(PENDING)
+    k, n = int(runs_["collapsed"].sum()), len(runs_)
+    note = f"{n} of {SEEDS} seeds finished" if n < SEEDS else ""
+    if k <= STABLE_AT_MOST * n / 5:
+        return WARMUP.verdict("saves", note)
+    later = runs_["collapse_onset"].dropna().median() - anchor["collapse_onset"].dropna().median()
+    if k >= 3 / 5 * n and later >= DELAY_ROLLOUTS:
+        return WARMUP.verdict("delays", note)
+    return WARMUP.verdict("no_change", note)

@@ -1,0 +1,191 @@
+"""Finding 12's fresh-seed section (12b): every rule declared with the search (``data/specs/f12a_lag_search.toml``)
+read on ``f12b_lag_confirm``'s seeds 130-139.
+
+Per arm and lag D > 0: the per-seed drop late(D) − late(0) with its declared interval and sign count, rule
+``f12.tolerates`` on it, rule ``f12.learning`` (late(D) against the cold start's accuracy) beside it, and the arm's
+largest tolerated lag; then ``f12.corrections`` (three pairs of arms), ``f12.gspo_vs_grpo`` and ``f12.ess``, each
+comparison with its secondary, continuous reading: per lag, the paired difference between the two arms' drops.
+Rules: :mod:`.lag`; the table's formatting: :mod:`.lag_page`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+
+import gspo_record.f12.lag as lag
+from gspo_lab.experiments.stats import declared_t_interval
+from gspo_record.f12.lag_page import NAMES, SHORT_ALL, plot_lags
+from gspo_record.fmt import num, signs
+from gspo_record.tables import progress, spec
+
+__all__ = ["PAIRS", "GROUPS", "cold_accuracy", "arm_readings", "up_to", "drop_gap", "section"]
+
+#: f12.corrections' pairs (arm, against) and f12.gspo_vs_grpo's, as declared
+PAIRS = {
+    "corrections": (("grpo/proximal+token_truncate", "grpo/behaviour"),
+                    ("grpo/proximal+token_truncate", "grpo/proximal"),
+                    ("gspo/proximal+sequence_mask", "gspo/behaviour")),
+    "gspo_vs_grpo": (("gspo/behaviour", "grpo/behaviour"),),
+}  # fmt: skip
+_DROP, _GAP = (-1.0, 1.0), (-2.0, 2.0)
+
+
+def cold_accuracy() -> float:
+    """The cold start's sampled accuracy for the confirmation's checkpoint, length, temperature and task (the pooled
+    ``p0_cold_start`` cells: :func:`gspo_lab.experiments.read.cold_starts`)."""
+    from gspo_lab.experiments.read import cold_start_key, cold_starts
+    from gspo_lab.experiments.spec import cells
+
+    cfg = cells(spec(lag.SPEC_CONFIRM), "all")[0].cfg
+    return float(cold_starts()[cold_start_key(cfg)]["accuracy"])
+
+
+def declared_cell(values, bounds, shift: float = 0.0, count: bool = True) -> str:
+    """``mean [lo, hi] (n = k; signs)`` with the declared Student-t interval on ``bounds`` (the interval the rules
+    read), every number minus ``shift`` (the sign count is of the shifted values; ``count=False`` leaves it out);
+    "—" for no seed."""
+    values = [float(v) for v in values]
+    if not values:
+        return "—"
+    lo, hi = declared_t_interval(values, bounds) if len(values) > 1 else (float("nan"),) * 2
+    mean, n = sum(values) / len(values) - shift, len(values)
+    tail = f"; {signs([v - shift for v in values])}" if count else ""
+    return f"{num(mean)} [{num(lo - shift)}, {num(hi - shift)}] (n = {n}{tail})"
+
+
+def arm_readings(table: pd.DataFrame, arm: str, cold: float, note: str = "", rules: dict | None = None) -> dict:
+    """One arm's rules per lag D > 0: ``tolerates`` and ``learning`` (lag → Verdict, ``provisional`` = ``note``),
+    the words the table prints (``words``: "tolerates, learning nothing shown" where both say so), and ``largest``
+    (:func:`~.lag.largest_tolerated`). ``rules``: lag → the rule read there in place of ``f12.tolerates``."""
+    lags = sorted(d for d in table.loc[table["arm"] == arm, "lag"].unique() if d > 0)
+    tolerates, learning, words = {}, {}, {}
+    for d in lags:
+        late = table.loc[(table["arm"] == arm) & (table["lag"] == d), "late_acc"].dropna()
+        rule = (rules or {}).get(d, lag.TOLERATES)
+        tolerates[d] = _provisional(lag.tolerates_verdict(lag.drops(table, arm, d), rule), note)
+        learning[d] = _provisional(lag.learning_verdict(late, cold), note)
+        both = tolerates[d].outcome == "tolerates" and learning[d].outcome == "none"
+        words[d] = f"{tolerates[d].label}{tolerates[d].mark}" + (f", {learning[d].label}" if both else "")
+    return {"tolerates": tolerates, "learning": learning, "words": words, "largest": lag.largest_tolerated(tolerates)}
+
+
+def _provisional(verdict, note: str):
+    return replace(verdict, provisional=note) if note and verdict.outcome != lag.PENDING else verdict
+
+
+def drop_gap(table: pd.DataFrame, arm: str, against: str, d: int) -> pd.Series:
+    """Per seed: ``arm``'s drop at lag ``d`` minus ``against``'s (:func:`~.lag.drops`), over the seeds both have."""
+    a, b = lag.drops(table, arm, d), lag.drops(table, against, d)
+    common = a.index.intersection(b.index)
+    return (a[common] - b[common]).rename("late_acc")
+
+
+def _lag_text(largest, idle: bool = False, drop_from: int | None = None, brief: bool = False) -> str:
+    """An arm's largest tolerated lag in words: "pending", "D = 0 (no lag shown tolerated)", "D = 8", with "; a drop
+    inside the margin shown from D = 4" when ``drop_from`` (the smallest tolerated lag whose drop's interval lies below
+    0) and "; learning nothing shown" when ``idle`` (a tolerated lag where ``f12.learning`` showed no learning).
+    ``brief``: the At a glance row's words ("0 (none shown)", "16 (a drop shown from 4)")."""
+    if largest is None:
+        return "pending"
+    notes = (
+        ["none shown" if brief else "no lag shown tolerated"] * (largest == 0)
+        + [f"a drop shown from {drop_from}" if brief else f"a drop inside the margin shown from D = {drop_from}"]
+        * (drop_from is not None)
+        + ["learning nothing shown"] * idle
+    )
+    return ("" if brief else "D = ") + f"{largest}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _tolerated(reading: dict) -> list[int]:
+    """The lags up to the arm's largest tolerated one (all read "tolerates")."""
+    largest = reading["largest"] or 0
+    return [d for d in sorted(reading["tolerates"]) if 0 < d <= largest]
+
+
+def _words(reading: dict, brief: bool = False) -> str:
+    """:func:`_lag_text` of one arm's readings (:func:`arm_readings`)."""
+    lags = _tolerated(reading)
+    idle = any(reading["learning"][d].outcome == "none" for d in lags)
+    drops = [d for d in lags if reading["tolerates"][d].label.endswith(lag.DROP_SHOWN)]
+    return _lag_text(reading["largest"], idle, drops[0] if drops else None, brief)
+
+
+def up_to(reading: dict, top: int) -> dict:
+    """One arm's readings (:func:`arm_readings`) on the lags ≤ ``top`` only: each lag's verdicts stand alone (its drop
+    is paired with lag 0), so only the largest tolerated lag is read again."""
+    kept = {key: {d: v for d, v in reading[key].items() if d <= top} for key in ("tolerates", "learning", "words")}
+    return {**kept, "largest": lag.largest_tolerated(kept["tolerates"])}
+
+
+#: the boundary rules f12b reads: (context key, rule, its declared pairs)
+GROUPS = (("corrections", lag.CORRECTIONS, PAIRS["corrections"]), ("gspo_vs_grpo", lag.GSPO_VS_GRPO,
+                                                                     PAIRS["gspo_vs_grpo"]))  # fmt: skip
+
+
+def _comparisons(table: pd.DataFrame, readings: dict, texts: dict[str, str], note: str, groups=GROUPS) -> dict:
+    """Boundary rules on their declared pairs (``groups``: :data:`GROUPS`); ``texts``: each arm's :func:`_words`."""
+    out = {}
+    top = int(table["lag"].max())
+    lags = sorted(int(d) for d in table["lag"].unique() if d > 0)
+    clip = table[table["lag"] > 0].groupby(["arm", "lag"])["clip"].mean()
+    for name, rule, pairs in groups:
+        out[name] = []
+        for arm, against in pairs:
+            mine, theirs = readings[arm]["largest"], readings[against]["largest"]
+            both = [d for d in lags if (arm, d) in clip.index and (against, d) in clip.index]  # lags both were run at
+            out[name].append({
+                "arm": NAMES[arm], "against": NAMES[against], "short": SHORT_ALL[arm],
+                "short_against": SHORT_ALL[against], "largest": texts[arm],
+                "largest_against": texts[against],
+                "verdict": _provisional(lag.boundary_verdict(rule, mine, theirs, top), note),
+                "top": max(both, default=top),  # the largest lag both ran, where the secondary is printed
+                "top_gap": declared_cell(drop_gap(table, arm, against, max(both)), _GAP) if both else "—",
+                "gaps": [{"lag": d, "gap": declared_cell(drop_gap(table, arm, against, d), _GAP),
+                          "clip": f"{num(clip.get((arm, d)))} vs {num(clip.get((against, d)))}"} for d in both],
+            })  # fmt: skip
+    return out
+
+
+def _rows(table: pd.DataFrame, readings: dict, cold: float) -> list[list]:
+    out = []
+    for arm in [a for a in NAMES if a in readings]:
+        for d, g in table[table["arm"] == arm].sort_values("lag").groupby("lag"):
+            counts = [f"{int(g[c].sum())}/{len(g)}" for c in ("collapsed", "frozen")]
+            late = g["late_acc"].dropna()
+            learned = readings[arm]["learning"].get(d)
+            above = declared_cell(late, (0.0, 1.0), shift=cold) + (f": {learned.label}{learned.mark}" if d else "")
+            drop = declared_cell(lag.drops(table, arm, d), _DROP) if d > 0 else "—"
+            words = readings[arm]["words"].get(d, "—")
+            out.append([NAMES[arm], int(d), *counts, declared_cell(late, (0.0, 1.0), count=False), drop, words, above,
+                        num(float(g["clip"].mean())), num(float(g["stale_kl"].mean())) if d > 0 else "—"])  # fmt: skip
+    return out
+
+
+def section() -> tuple[dict, dict]:
+    s = spec(lag.SPEC_CONFIRM)
+    table = lag.lag_table(lag.SPEC_CONFIRM, "confirm")
+    done = progress(s, "confirm")
+    seeds = int(table["seed"].nunique()) if len(table) else 0
+    note = "" if done["done"] >= done["total"] else f"{seeds} of {len(s.seeds('confirm'))} seeds"
+    cold = cold_accuracy()
+    readings = {arm: arm_readings(table, arm, cold, note) for arm in lag.ARMS.values() if (table["arm"] == arm).any()}
+    ess = _provisional(lag.ess_verdict(table[table["lag"] > 0]), note) if len(table) else lag.ESS.verdict(lag.PENDING)
+    failed = int(table.loc[table["lag"] > 0, "failed"].sum()) if len(table) else 0
+    texts = {a: _words(r) for a, r in readings.items()}
+    largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": texts[a], "brief": _words(r, brief=True)}
+               for a, r in readings.items()]  # fmt: skip
+    compared = _comparisons(table, readings, texts, note) if readings else {"corrections": [], "gspo_vs_grpo": []}
+    ctx = {"progress": done, "seeds": seeds, "cold": num(cold), "rows": _rows(table, readings, cold),
+           "largest": largest, **compared, "ess": ess, "failed": failed,
+           "stale_runs": int((table["lag"] > 0).sum()) if len(table) else 0}  # fmt: skip
+    stale = table[table["lag"] > 0] if len(table) else table
+    ess_min = stale.groupby("lag")["ess_min"] if len(stale) else None
+    ctx["ess_by_lag"] = [{"lag": int(d), "median": num(float(g.median())), "n": int(g.notna().sum())}
+                         for d, g in ess_min] if ess_min is not None else []  # fmt: skip
+    ctx["gap_rows"] = [[f"{c['arm']} − {c['against']}", g["lag"], g["gap"], g["clip"]]
+                       for c in ctx["corrections"] + ctx["gspo_vs_grpo"] for g in c["gaps"]]  # fmt: skip
+    columns = ["arm", "lag", "seed", "late_acc", "failed"]
+    data = table[columns].reset_index(drop=True) if len(table) else pd.DataFrame(columns=columns)
+    return ctx, {"f12b_lags": (data, plot_lags)}

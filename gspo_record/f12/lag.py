@@ -1,0 +1,292 @@
+"""Finding 12: stale rollouts (issue 38). How far can each objective lag before it breaks, and do the corrections
+move that boundary? Rules declared in ``data/specs/f12a_lag_search.toml`` before its runs.
+
+The lag is ``rollout_lag`` = D rollout batches (gspo_lab/staleness.py). An *arm* is an objective with its π_old choice:
+the behaviour policy's log-probs (``old_logp = sampler``), or a proximal π_old recomputed at the current weights
+(``old_logp = recompute``), optionally weighted to the behaviour policy (``sampler_correction``).
+
+- :func:`lag_table`: a spec's finished runs with ``arm`` (:func:`arm_of`), ``lag`` and the late per-update means each
+  verdict prints beside it (clip fraction, the update's KL k3, the staleness KL k3) and the run's early ESS minimum.
+- :func:`regime_verdict` (``f12a.regime``) and :func:`ladder_verdict` (``f12a.ladder``): the search's two rules.
+- :func:`tolerates_verdict` (``f12.tolerates``) per arm and lag, :func:`largest_tolerated`; :func:`boundary_verdict`
+  for ``f12.corrections`` and ``f12.gspo_vs_grpo``; :func:`ess_verdict` (``f12.ess``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from gspo_lab.experiments.stats import declared_t_interval, paired_diff
+from gspo_record.rules import PENDING, Rule, register
+
+__all__ = ["SPEC_SEARCH", "SPEC_CONFIRM", "ARMS", "EXTRA_ARMS", "LADDER", "LADDER_UP", "MARGIN", "arm_of", "lag_table",
+           "regime_verdict", "ladder_verdict", "drops", "tolerates_verdict", "largest_tolerated", "boundary_verdict",
+           "ess_auroc", "ess_verdict", "learning_verdict", "REGIME", "LADDER_RULE", "TOLERATES", "LEARNING",
+           "CORRECTIONS", "GSPO_VS_GRPO", "ESS"]  # fmt: skip
+
+SPEC_SEARCH, SPEC_CONFIRM = "f12a_lag_search", "f12b_lag_confirm"
+#: the arms in the page's order: (objective, old_logp, sampler_correction) -> arm name
+ARMS = {
+    ("grpo", "sampler", None): "grpo/behaviour",
+    ("gspo", "sampler", None): "gspo/behaviour",
+    ("cispo", "sampler", None): "cispo/behaviour",
+    ("grpo", "recompute", None): "grpo/proximal",
+    ("grpo", "recompute", "token_truncate"): "grpo/proximal+token_truncate",
+    ("gspo", "recompute", "sequence_mask"): "gspo/proximal+sequence_mask",
+}
+#: f12c's isolating arm (data/specs/f12c_lag_isolate.toml): not one of the search's arms, which f12a's rules read
+EXTRA_ARMS = {("gspo", "recompute", None): "gspo/proximal"}
+_ALL_ARMS = {**ARMS, **EXTRA_ARMS}
+#: the search's ladder and the one f12a.ladder moves the confirmation to when no arm breaks by the top of it
+LADDER, LADDER_UP = (0, 2, 4, 8, 16), (0, 4, 16, 32, 64)
+#: the equivalence margin on late held-out accuracy, declared with the confirmation's 10 seeds
+MARGIN = 0.1
+#: f12a.ladder: no arm "visibly breaks" while its mean late accuracy at the ladder's top is within this of lag 0's
+BREAKS_BY = 0.1
+#: what a "tolerates" adds when its interval also lies below (above) 0: equivalent within the margin, not the same
+DROP_SHOWN, GAIN_SHOWN = "(a drop inside the margin shown)", "(a gain inside the margin shown)"
+#: f12.ess: scored only with at least this many failed and this many surviving D > 0 runs
+ESS_MIN_EACH = 5
+#: f12.ess: the warning is the minimum stale/ess_frac over rollouts [1, ESS_UNTIL] before any failure onset
+ESS_UNTIL = 20
+ESS_RESAMPLES, ESS_SEED = 10_000, 12
+_DECLARED = "data/specs/f12a_lag_search.toml, before its runs"
+_RANGE = (-1.0, 1.0)
+
+REGIME = register(Rule(
+    "f12a.regime", "12", {"qualifies": "qualifies: no arm collapses or freezes at lag 0", "fails": "fails"},
+    {}, declared=_DECLARED, marker="- f12a.regime: \"qualifies\"", specs=(SPEC_SEARCH,),
+))  # fmt: skip
+LADDER_RULE = register(Rule(
+    "f12a.ladder", "12",
+    {"up": "no arm breaks by lag 16: the ladder moves up to {0, 4, 16, 32, 64}",
+     "kept": "an arm breaks by lag 16: the ladder stays {0, 2, 4, 8, 16}"},
+    {"BREAKS_BY": BREAKS_BY}, declared=_DECLARED, marker="- f12a.ladder: the confirmation's lags", specs=(SPEC_SEARCH,),
+))  # fmt: skip
+TOLERATES = register(Rule(
+    "f12.tolerates", "12",
+    {"tolerates": "tolerates", "degrades": "degrades", "inconclusive": "inconclusive"},
+    {"MARGIN": MARGIN, "LEVEL": 0.95}, declared=_DECLARED, null="inconclusive",
+    marker="- f12.tolerates, per arm and lag D > 0", specs=(SPEC_CONFIRM,),
+))  # fmt: skip
+
+LEARNING = register(Rule(
+    "f12.learning", "12", {"shown": "learning shown", "none": "learning nothing shown"}, {"LEVEL": 0.95},
+    declared=_DECLARED, null="none", marker="- Learning, not only tolerating", specs=(SPEC_CONFIRM,),
+))  # fmt: skip
+
+
+def _boundary_rule(name: str, outcomes: dict[str, str], marker: str) -> Rule:
+    """A rule comparing two arms' largest tolerated lags (:func:`boundary_verdict`): up / down / none."""
+    return register(Rule(name, "12", outcomes, {"MARGIN": MARGIN}, declared=_DECLARED, null="none", marker=marker,
+                         specs=(SPEC_CONFIRM,)))  # fmt: skip
+
+
+CORRECTIONS = _boundary_rule(
+    "f12.corrections",
+    {"up": "moves the boundary up", "down": "moves the boundary down", "none": "no move shown"},
+    "- f12.corrections (do the corrections move the boundary?)",
+)
+GSPO_VS_GRPO = _boundary_rule(
+    "f12.gspo_vs_grpo",
+    {"up": "GSPO tolerates more lag", "down": "GRPO tolerates more lag", "none": "no difference shown"},
+    "- f12.gspo_vs_grpo (does GSPO tolerate more lag than GRPO?)",
+)
+ESS = register(Rule(
+    "f12.ess", "12",
+    {"warns": "ESS warns of failure", "none": "no warning shown", "not_scored": "not scored: too few failures"},
+    {"ESS_MIN_EACH": ESS_MIN_EACH, "ESS_UNTIL": ESS_UNTIL, "LEVEL": 0.95}, declared=_DECLARED,
+    marker="- f12.ess (ESS as an early warning)", specs=(SPEC_CONFIRM,),
+))  # fmt: skip
+
+
+def arm_of(objective: str, old_logp: str, correction) -> str:
+    """The arm name of a run (:data:`ARMS`); a correction read back from a table as NaN or "off" is none."""
+    if correction is None or (isinstance(correction, float) and math.isnan(correction)) or correction == "off":
+        correction = None
+    key = (objective, old_logp, correction)
+    if key not in _ALL_ARMS:
+        raise ValueError(f"no f12 arm is (objective, old_logp, sampler_correction) = {key}; arms: {list(_ALL_ARMS)}")
+    return _ALL_ARMS[key]
+
+
+def _late_mean(series: dict, key: str, late_from: int) -> float:
+    rollouts, values = series.get("rollout", []), series.get(key, [])
+    late = [v for r, v in zip(rollouts, values, strict=False) if r >= late_from and v is not None and v == v]
+    return float(np.mean(late)) if late else math.nan
+
+
+def early_ess_min(series: dict, onset: float | None) -> float:
+    """The minimum stale/ess_frac over rollouts [1, :data:`ESS_UNTIL`] before ``onset`` (the failure's first
+    rollout; None for a run that did not fail); NaN when none is stored."""
+    until = ESS_UNTIL if onset is None or onset != onset else min(ESS_UNTIL, int(onset) - 1)
+    values = [v for r, v in zip(series.get("rollout", []), series.get("stale/ess_frac:mean", []), strict=False)
+              if 1 <= r <= until and v is not None and v == v]  # fmt: skip
+    return float(min(values)) if values else math.nan
+
+
+def _check_lag(series: dict, late_from: int, key: str, lag: int) -> None:
+    """A stale run's logged lag (``stale/lag``) over its late rollouts must be its config's ``rollout_lag`` = ``lag``:
+    the queue ran D batches ahead once D batches had run. ValueError naming the cell otherwise (lag 0 logs none)."""
+    lags = {v for r, v in zip(series.get("rollout", []), series.get("stale/lag:mean", []), strict=False)
+            if r >= late_from and v is not None}  # fmt: skip
+    if lags != ({float(lag)} if lag else set()):
+        raise ValueError(f"cell {key}: its logged stale/lag over its late rollouts is {sorted(lags)}, not {lag}")
+
+
+def lag_table(name: str, seeds: str) -> pd.DataFrame:
+    """Spec ``name``'s finished runs of seed set ``seeds``: arm, lag, seed, late_acc, collapsed, frozen, failed
+    (either), clip, kl (the update's kl/k3), stale_kl (stale/kl_k3), over late rollouts, and ess_min
+    (:func:`early_ess_min`)."""
+    from gspo_record.f11.regimes import per_rollout
+    from gspo_record.tables import declared, spec, with_base
+
+    s = spec(name)
+    t = declared(s, seeds)
+    if t.empty:
+        return pd.DataFrame(columns=["arm", "lag", "seed", "late_acc", "collapsed", "frozen", "failed", "key"])
+    t = with_base(s, t, ("objective", "old_logp", "sampler_correction", "rollout_lag", "rollouts"))
+    t = t.assign(arm=[arm_of(*r) for r in zip(t["objective"], t["old_logp"], t["sampler_correction"], strict=True)],
+                 lag=t["rollout_lag"].astype(int))  # fmt: skip
+    for column in ("collapsed", "frozen"):
+        t[column] = t[column].fillna(False).astype(bool) if column in t else False
+    t["failed"] = t["collapsed"] | t["frozen"]
+    clip, kl, stale_kl, ess = [], [], [], []
+    for key, rollouts, collapse_at, d in zip(t["key"], t["rollouts"], t.get("collapse_rollout", [None] * len(t)),
+                                             t["lag"], strict=True):  # fmt: skip
+        series = per_rollout(name, key)
+        late_from = int(rollouts) // 2
+        _check_lag(series, late_from, key, int(d))
+        clip.append(_late_mean(series, "clip/token_frac:mean", late_from))
+        kl.append(_late_mean(series, "kl/k3:mean", late_from))
+        stale_kl.append(_late_mean(series, "stale/kl_k3:mean", late_from))
+        ess.append(early_ess_min(series, collapse_at))
+    return t.assign(clip=clip, kl=kl, stale_kl=stale_kl, ess_min=ess)
+
+
+def _lag0(table: pd.DataFrame) -> pd.DataFrame:
+    """The lag-0 runs, the reference every lag is read against."""
+    return table[table["lag"] == 0]
+
+
+def _compare(a: int, b: int) -> int:
+    """+1 / −1 / 0 when lag ``a`` is larger / smaller than / equal to lag ``b``."""
+    return int(a > b) - int(a < b)
+
+
+def regime_verdict(table: pd.DataFrame, seeds: int = 1):
+    """Rule ``f12a.regime``: "fails" when an arm at lag 0 collapsed or froze; "qualifies" once every arm has
+    ``seeds`` lag-0 runs and none did; PENDING before (the page marks it provisional until every cell is in, so a
+    robustness reading that leaves a search seed out reads the other one)."""
+    zero = _lag0(table)
+    if bool(zero["failed"].any()):
+        return REGIME.verdict("fails")
+    counts = zero.groupby("arm").size()
+    if any(counts.get(arm, 0) < seeds for arm in ARMS.values()):
+        return REGIME.verdict(PENDING)
+    return REGIME.verdict("qualifies")
+
+
+def ladder_verdict(table: pd.DataFrame, top: int = LADDER[-1]):
+    """Rule ``f12a.ladder``: "up" when every arm's mean late accuracy at lag ``top`` is within :data:`BREAKS_BY` of
+    its own lag-0 mean, "kept" when one is not; PENDING until every arm has runs at both lags."""
+    means = table[table["lag"].isin((0, top))].groupby(["arm", "lag"])["late_acc"].mean()
+    if any((arm, lag) not in means.index for arm in ARMS.values() for lag in (0, top)):
+        return LADDER_RULE.verdict(PENDING)
+    near = all(abs(means[(arm, top)] - means[(arm, 0)]) <= BREAKS_BY for arm in ARMS.values())
+    return LADDER_RULE.verdict("up" if near else "kept")
+
+
+def drops(table: pd.DataFrame, arm: str, lag: int, metric: str = "late_acc") -> pd.Series:
+    """Per seed: ``metric`` at ``lag`` minus at lag 0, for ``arm`` (paired by seed; named ``metric``)."""
+    runs = table[table["arm"] == arm]
+    return paired_diff(runs.assign(lag_id=runs["lag"]), lag, 0, metric, column="lag_id")
+
+
+def tolerates_verdict(drop: pd.Series, rule: Rule = TOLERATES):
+    """Rule ``f12.tolerates`` (or ``rule``, declared with its outcomes: ``f12c.lag32``) on one arm's per-seed drops at
+    one lag (:func:`drops`): the declared 95 % interval (Student-t on [-1, 1]) inside [-MARGIN, MARGIN] → "tolerates";
+    its upper end below 0 → "degrades"; else "inconclusive". PENDING below 2 seeds. A "tolerates" whose interval also
+    lies below (above) 0 says so: "tolerates (a drop inside the margin shown)" — equivalent within the margin, not the
+    same."""
+    if len(drop) < 2:
+        return rule.verdict(PENDING)
+    lo, hi = declared_t_interval(list(drop), _RANGE)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return rule.verdict(PENDING)
+    if lo >= -MARGIN and hi <= MARGIN:
+        verdict = rule.verdict("tolerates")
+        shown = DROP_SHOWN if hi < 0 else GAIN_SHOWN if lo > 0 else ""
+        return replace(verdict, label=f"{verdict.label} {shown}") if shown else verdict
+    if hi < 0:
+        return rule.verdict("degrades")
+    return rule.verdict("inconclusive", values=list(drop))
+
+
+def learning_verdict(late, cold: float):
+    """Rule ``f12.learning`` on one arm's late held-out accuracies at one lag (per seed) against the cold start's
+    accuracy ``cold``: "shown" when the declared 95 % interval of late − cold (Student-t on [0, 1], shifted) lies
+    above 0, "none" otherwise; PENDING below 2 seeds. A "tolerates" beside "none" prints "tolerates, learning nothing
+    shown" (declared with the search's rules)."""
+    late = [float(x) for x in late if x == x]
+    if len(late) < 2:
+        return LEARNING.verdict(PENDING)
+    lo, _ = declared_t_interval(late, (0.0, 1.0))
+    if not math.isfinite(lo):
+        return LEARNING.verdict(PENDING)
+    return LEARNING.verdict("shown" if lo > cold else "none")
+
+
+def largest_tolerated(verdicts: dict[int, object]) -> int | None:
+    """The largest lag D such that every lag > 0 up to D reads "tolerates" (0 when the smallest does not); None while
+    one of them is PENDING. ``verdicts``: lag → :func:`tolerates_verdict`."""
+    largest = 0
+    for lag in sorted(v for v in verdicts if v > 0):
+        outcome = verdicts[lag].outcome
+        if outcome == PENDING:
+            return None
+        if outcome != "tolerates":
+            break
+        largest = int(lag)
+    return largest
+
+
+def boundary_verdict(rule: Rule, arm: int | None, against: int | None, top: int | None = None):
+    """``f12.corrections`` / ``f12.gspo_vs_grpo``: "up" when ``arm``'s largest tolerated lag exceeds ``against``'s,
+    "down" when it is smaller, "none" when equal; PENDING when either is unknown. When both equal ``top``, the
+    largest lag tried, "none" says so: the ladder cannot separate them."""
+    if arm is None or against is None:
+        return rule.verdict(PENDING)
+    verdict = rule.verdict({1: "up", -1: "down", 0: "none"}[_compare(arm, against)])
+    if top is not None and arm == against == top:
+        return replace(verdict, label=f"{verdict.label} (both tolerate every lag tried, up to {top})")
+    return verdict
+
+
+def ess_auroc(warning, failed) -> float:
+    """AUROC of a *low* ``warning`` (the early ESS minimum) for ``failed`` runs: the probability that a failed run's
+    warning is lower than a surviving one's, ties counting one half; NaN without both kinds of run."""
+    warning, failed = np.asarray(warning, dtype=float), np.asarray(failed, dtype=bool)
+    bad, good = warning[failed], warning[~failed]
+    if not len(bad) or not len(good):
+        return math.nan
+    return float((bad[:, None] < good[None, :]).mean() + 0.5 * (bad[:, None] == good[None, :]).mean())
+
+
+def ess_verdict(stale: pd.DataFrame):
+    """Rule ``f12.ess`` on the D > 0 runs (columns ess_min, failed): "not_scored" with fewer than
+    :data:`ESS_MIN_EACH` failed or surviving runs; else "warns" when the percentile bootstrap 95 % interval of
+    :func:`ess_auroc` (runs resampled, seeded) lies above 0.5, "none" otherwise."""
+    runs = stale.dropna(subset=["ess_min"])
+    w, f = runs["ess_min"].to_numpy(float), runs["failed"].to_numpy(bool)
+    if f.sum() < ESS_MIN_EACH or (~f).sum() < ESS_MIN_EACH:
+        return ESS.verdict("not_scored")
+    rng = np.random.default_rng(ESS_SEED)
+    idx = rng.integers(0, len(w), (ESS_RESAMPLES, len(w)))
+    stats = [ess_auroc(w[i], f[i]) for i in idx]
+    lo = float(np.nanpercentile(stats, 2.5))
+    return ESS.verdict("warns" if lo > 0.5 else "none")

@@ -1,0 +1,277 @@
+"""Finding 2e: the interventions on GRPO's spikes in the confirmed regime (M = 16, lr 5e-5), each declared before
+its runs, and GRPO's grad-norm dose (the clipped candidate is :mod:`gspo_record.f2.candidate`).
+
+Rules ``f2e.dual_clip``, ``f2e.clip10`` (``f2_mechanism.toml``) and ``f2e.clip30`` (``f2_clip_dose.toml``), by
+:func:`intervention_verdict`: an arm at ≤ ``STABLE_AT_MOST`` of 5 collapsed gives the rule's *low* outcome, at ≥
+``COLLAPSES_AT_LEAST`` its *high* outcome, in between *inconclusive*; dual-clip's low outcome also needs the largest
+update's median norm below ``PEAK_GSPO_RANGE`` (towards GSPO's), else it is inconclusive.
+
+Rule ``f2e.dose_confirm`` (``f2_clip_dose_confirm.toml``): the MoE/dense difference at grad clip 30 is *confirmed* when
+on the fresh seeds the MoE collapses in ≥ ``COLLAPSES_AT_LEAST`` of 5 and the dense twin in ≤ ``STABLE_AT_MOST``.
+
+Rule ``f2e.dose_trend`` (:func:`dose_trend_verdict`, post hoc): whether GRPO's late held-out accuracy rises as the cap
+tightens.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
+from gspo_lab.experiments.spec import cells
+from gspo_lab.experiments.stats import interval_sign, paired_diff, rate_table
+from gspo_record.f2.spikes import plot_spikes
+from gspo_record.fmt import mean_ci, num, summary
+from gspo_record.rules import (
+    COLLAPSES_AT_LEAST,
+    PENDING,
+    STABLE_AT_MOST,
+    Rule,
+    Verdict,
+    class_verdict,
+    collapse_class,
+    register,
+)
+from gspo_record.tables import (
+    F2,
+    FIRST,
+    MODELS,
+    declared,
+    mechanism_table,
+    progress,
+    run_endpoints,
+    spec,
+)
+
+__all__ = [
+    "INTERVENTIONS",
+    "DOSE_CONFIRM",
+    "intervention_verdict",
+    "dose_confirm_verdict",
+    "section",
+]
+
+#: f2_mechanism.toml, before its runs: dual-clip brings the largest update "towards GSPO's" below this norm
+PEAK_GSPO_RANGE = 100.0
+_CLASSES = {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "STABLE_AT_MOST": STABLE_AT_MOST}
+
+#: (objective, grad clip) -> the arm's rule; low: its outcome at <= STABLE_AT_MOST of 5, high: >= COLLAPSES_AT_LEAST
+INTERVENTIONS = {
+    ("grpo_dual_clip", "off"): register(
+        Rule(
+            "f2e.dual_clip",
+            "2e",
+            {
+                "low": "supports the account (the tokens Eq. 2 leaves unbounded drive the collapse)",
+                "high": "refutes the account (those tokens are not the cause)",
+                "inconclusive": "inconclusive by the declared rule",
+            },
+            {**_CLASSES, "PEAK_GSPO_RANGE": PEAK_GSPO_RANGE},
+            declared="data/specs/f2_mechanism.toml, before its runs",
+            marker="`grpo_dual_clip`, grad clip off",
+            specs=(FIRST["mechanism"], F2["mechanism"]),
+        )
+    ),
+    ("grpo", "10"): register(
+        Rule(
+            "f2e.clip10",
+            "2e",
+            {
+                "low": "capping the spikes at ~3× the typical norm prevents the collapse",
+                "high": "capping the spikes at ~3× the typical norm is not enough",
+                "inconclusive": "inconclusive by the declared rule",
+            },
+            _CLASSES,
+            declared="data/specs/f2_mechanism.toml, before its runs",
+            marker="`grpo` at grad clip 10",
+            specs=(FIRST["mechanism"], F2["mechanism"]),
+        )
+    ),
+    ("grpo", "30"): register(
+        Rule(
+            "f2e.clip30",
+            "2e",
+            {
+                "low": "a cap at 30 still prevents the collapse",
+                "high": "the protective cap lies between 10 and 30",
+                "inconclusive": "inconclusive by the declared rule",
+            },
+            _CLASSES,
+            declared="data/specs/f2_clip_dose.toml, before its runs",
+            marker="GRPO at grad clip 30 (~8x",
+            specs=(FIRST["dose"], F2["dose"]),
+        )
+    ),
+}
+_NAMES = {("grpo_dual_clip", "off"): "dual-clip", ("grpo", "10"): "grad clip 10", ("grpo", "30"): "grad clip 30"}
+DOSE_CONFIRM = register(
+    Rule(
+        "f2e.dose_confirm",
+        "2e",
+        {"confirmed": "confirmed", "not": "not confirmed"},
+        _CLASSES,
+        declared="data/specs/f2_clip_dose_confirm.toml, before its runs",
+        marker="Declared: the difference is confirmed",
+        specs=(FIRST["dose_confirm"], F2["dose_confirm"]),
+    )
+)
+
+
+DOSE_TREND = register(
+    Rule(
+        "f2e.dose_trend",
+        "2e",
+        {
+            "rises": "rises at every tighter cap",
+            "overall": "rises from no cap to a cap of 1, not at every step",
+            "none": "does not rise detectably",
+        },
+        {"LEVEL": 0.95},
+        null="none",
+        declared="gspo_record/f2/mechanism.py, after the results (post hoc)",
+        marker="def dose_trend_verdict(late: pd.DataFrame) -> Verdict",
+        specs=(F2["moe"], F2["dense"], F2["mechanism"], F2["dose"]),
+        post_hoc=True,
+    )
+)
+#: GRPO's grad-norm caps from none to the tightest, the dose's steps
+CAPS = ("off", "30", "10", "1")
+
+
+def dose_trend_verdict(late: pd.DataFrame, caps: tuple[str, ...] | None = None) -> Verdict:
+    """``f2e.dose_trend`` on one model's GRPO runs (columns clip in ``caps``, default :data:`CAPS`, from no cap to the
+    tightest; seed, late_acc): *rises* when the mean late held-out accuracy grows at every tighter cap and the paired
+    tightest − no-cap difference has its interval above 0; *overall* when only the latter holds; else *none*."""
+    caps = caps or CAPS
+    means = [late[late["clip"] == c]["late_acc"].mean() for c in caps]
+    if any(pd.isna(m) for m in means):
+        return DOSE_TREND.verdict(PENDING)
+    ends = paired_diff(late.assign(arm_id=late["clip"]), caps[-1], caps[0], "late_acc")
+    if interval_sign(ends, DIFFERENCE) <= 0:
+        return DOSE_TREND.verdict("none", values=ends)
+    return DOSE_TREND.verdict("rises" if all(a < b for a, b in zip(means, means[1:], strict=False)) else "overall")
+
+
+def intervention_verdict(rule: Rule, k: int, n: int, peak_median: float, seeds_declared: int) -> Verdict:
+    """One intervention arm's verdict by its declared rule (module docstring)."""
+    cls = collapse_class(k, n)
+    outcome = {"stable": "low", "collapses": "high", "between": "inconclusive"}.get(cls, PENDING)
+    if rule.name == "f2e.dual_clip" and outcome == "low" and not peak_median < PEAK_GSPO_RANGE:
+        outcome = "inconclusive"  # no collapse, but the spikes did not shrink either
+    return rule.verdict(outcome, "" if n >= seeds_declared else f"{n} of {seeds_declared} seeds")
+
+
+def dose_confirm_verdict(k_moe: int, n_moe: int, k_dense: int, n_dense: int, cells_declared: int) -> Verdict:
+    """``f2e.dose_confirm`` on the fresh seeds' collapsed counts at grad clip 30 (module docstring)."""
+    if not n_moe or not n_dense:
+        return DOSE_CONFIRM.verdict(PENDING)
+    ok = collapse_class(k_moe, n_moe) == "collapses" and collapse_class(k_dense, n_dense) == "stable"
+    done = "" if n_moe + n_dense >= cells_declared else "not all cells finished"
+    return DOSE_CONFIRM.verdict("confirmed" if ok else "not", done)
+
+
+def _dose_confirm() -> dict:
+    s = spec(F2["dose_confirm"])
+    table = declared(s, "confirm")
+    rates = rate_table(table, ["checkpoint"]).set_index("checkpoint")
+    kn = {c: (int(r["k"]), int(r["n"])) for c, r in rates.iterrows()}
+    (km, nm), (kd, nd) = kn.get("moe-sort", (0, 0)), kn.get("dense-sort", (0, 0))
+    return {
+        "moe": f"{km}/{nm}",
+        "dense": f"{kd}/{nd}",
+        "verdict": dose_confirm_verdict(km, nm, kd, nd, len(cells(s, "confirm"))),
+    }
+
+
+def _table_rows(table: pd.DataFrame) -> list[list]:
+    rows = []
+    for (model, _, arm, clip), g in table.groupby(["model", "order", "arm", "clip"], sort=False):
+        peak = f"{num(g['peak'].median())} [{num(g['peak'].min())}–{num(g['peak'].max())}]"
+        rows.append(
+            [
+                model,
+                arm,
+                clip,
+                f"`{g['source'].iloc[0]}`",
+                len(g),
+                f"{int(g['collapsed'].sum())}/{len(g)}",
+                mean_ci(summary(g["eval_final"])),
+                num(g["typical"].median()),
+                peak,
+                num(g["early_above"].mean()),
+            ]
+        )
+    return rows
+
+
+def _verdicts(table: pd.DataFrame, seeds_declared: int) -> tuple[list[dict], list[dict]]:
+    """Each intervention arm's verdict by its declared rule; for the cap of 30, its fresh seeds and the pooled 10."""
+    fresh = declared(spec(F2["dose_confirm"]), "confirm").assign(model=lambda d: d["checkpoint"].map(MODELS))
+    verdicts, pooled30 = [], []
+    for model, g in table.groupby("model", sort=False):
+        for (objective, clip), rule in INTERVENTIONS.items():
+            arm = g[(g.objective == objective) & (g["clip"] == clip)]
+            if arm.empty:
+                continue
+            k, n, peak = int(arm["collapsed"].sum()), len(arm), arm["peak"].median()
+            verdicts.append(
+                {
+                    "model": model,
+                    "name": _NAMES[(objective, clip)],
+                    "k": k,
+                    "n": n,
+                    "peak": num(peak),
+                    "verdict": intervention_verdict(rule, k, n, peak, seeds_declared),
+                }
+            )
+            if clip == "30":
+                again = fresh[fresh.model == model]
+                kf, nf = int(again["collapsed"].sum()), len(again)
+                pooled30.append(
+                    {
+                        "model": model,
+                        "first": f"{k}/{n}",
+                        "fresh": f"{kf}/{nf}",
+                        "pooled": f"{k + kf}/{n + nf}",
+                        "verdict": class_verdict(k + kf, n + nf),
+                    }
+                )
+    return verdicts, pooled30
+
+
+def _dose(table: pd.DataFrame) -> list[dict]:
+    """GRPO's collapsed runs, final and late held-out accuracy as the cap tightens, per model, with the trend."""
+    dose = []
+    for model, g in table[table.objective == "grpo"].groupby("model", sort=False):
+        steps = [
+            {
+                "clip": c,
+                "k": int(d["collapsed"].sum()),
+                "n": len(d),
+                "final": num(d["eval_final"].mean()),
+                "late": mean_ci(summary(d["late_acc"])),
+            }
+            for c in CAPS
+            if len(d := g[g["clip"] == c])
+        ]
+        dose.append({"model": model, "steps": steps, "trend": dose_trend_verdict(g)})
+    return dose
+
+
+def section() -> tuple[dict, dict]:
+    s = spec(F2["mechanism"])
+    table = mechanism_table()
+    late = [run_endpoints(src, k)["late_acc"] for src, k in zip(table["source"], table["key"], strict=True)]
+    table = table.assign(late_acc=late)
+    verdicts, pooled30 = _verdicts(table, len(s.confirm_seeds))
+    ctx = {
+        "progress": progress(s),
+        "dose_progress": progress(spec(F2["dose"])),
+        "rows": _table_rows(table),
+        "verdicts": verdicts,
+        "dose": _dose(table),
+        "dose_confirm": _dose_confirm(),
+        "pooled30": pooled30,
+    }
+    data = table[["model", "clip", "arm", "objective", "seed", "peak", "collapsed"]]
+    return ctx, {"f2_mechanism": (data, plot_spikes)}

@@ -1,0 +1,227 @@
+"""Finding 2c: the search for the target regime (grad-norm clip 1.0, M ≤ 8) on search seeds, and the stability map
+of every ``moe-sort`` L = 12 run of finding 2.
+
+Rule ``f2.search`` (:func:`search_hit`), declared in every search spec before its runs: a searched regime
+*qualifies* (goes to a confirmation spec with fresh seeds) when GRPO collapsed on every search seed and GSPO on none.
+The target setting (issue 9) is grad clip 1.0 with M ≤ ``TARGET_MAX_MINIBATCHES``.
+
+Rule ``f2.map`` (:func:`map_verdict`, set after the results: post hoc), per grad-norm clip level over the map's
+points (lr, M) holding both objectives: *a boundary moved, not immunity* when GSPO collapsed in some run but its
+collapsed fraction nowhere exceeds GRPO's; *no GSPO collapse on the map* when GSPO never collapsed; *mixed* when
+GSPO's fraction exceeds GRPO's somewhere.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gspo_lab.experiments.store import finished
+from gspo_record.fmt import clip_label, num
+from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.tables import F2, declared, progress, spec, with_base, with_endpoints
+
+__all__ = ["SEARCH", "SEARCH_SPECS", "MAP_SPECS", "search_hit", "section", "map_section", "stability_table"]
+
+SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_noclip", "f2_search_add")
+#: the stability map: finding 2's confirmed regime, the searches and the clipped candidate on fresh seeds
+MAP_SPECS = (F2["moe"], *SEARCH_SPECS, F2["candidate"])
+#: the coordinates of a searched regime (finding 2c), from a spec's grid or its base
+SEARCH_REGIME = ("grad_clip", "checkpoint", "lr", "minibatches", "length")
+#: the target setting (issue 9): grad-norm clip 1.0 and at most this many minibatches per rollout batch
+TARGET_MAX_MINIBATCHES = 8
+
+SEARCH = register(
+    Rule(
+        "f2.search",
+        "2c",
+        {"target": "the target setting", "outside": "outside the target setting", "none": "does not qualify"},
+        {"TARGET_MAX_MINIBATCHES": TARGET_MAX_MINIBATCHES},
+        declared="each data/specs/f2_search_*.toml, before its runs",
+        marker="A regime where GRPO collapses on both search seeds",
+        specs=("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_noclip", "f2_search_add"),
+    )
+)
+
+
+MAP = register(
+    Rule(
+        "f2.map",
+        "2c",
+        {
+            "boundary": "GSPO's stability is a boundary moved, not immunity",
+            "immune": "GSPO collapsed nowhere on the map",
+            "mixed": "GSPO collapsed more often than GRPO somewhere on the map",
+        },
+        {},
+        declared="gspo_record/f2/search.py, after the results (post hoc)",
+        marker="def map_verdict(points: pd.DataFrame) -> Verdict",
+        specs=MAP_SPECS,
+        post_hoc=True,
+    )
+)
+
+
+def map_verdict(points: pd.DataFrame) -> Verdict:
+    """``f2.map`` on one clip level's points (a row per point: k and n per objective, columns ``(k|n, objective)``
+    as :meth:`pandas.DataFrame.pivot_table` gives them)."""
+    if points.empty:
+        return MAP.verdict(PENDING)
+    rate = points["k"] / points["n"]
+    if (rate["gspo"] > rate["grpo"]).any():
+        return MAP.verdict("mixed")
+    return MAP.verdict("boundary" if points["k"]["gspo"].sum() > 0 else "immune")
+
+
+def search_hit(grpo: pd.Series, gspo: pd.Series, seeds: int, clip: str, minibatches: int) -> Verdict:
+    """``f2.search`` on one regime's collapsed flags per search seed (module docstring)."""
+    qualifies = len(grpo) == seeds == len(gspo) and bool(grpo.all()) and not bool(gspo.any())
+    target = clip == "1" and minibatches <= TARGET_MAX_MINIBATCHES
+    return SEARCH.verdict(("target" if target else "outside") if qualifies else "none")
+
+
+def section() -> tuple[dict, dict]:
+    specs = [spec(name) for name in SEARCH_SPECS]
+    tables = []
+    for s in specs:
+        t = finished(s, "search")
+        if not t.empty:
+            t = with_base(s, t, SEARCH_REGIME).assign(spec=s.name).astype({"minibatches": int, "length": int})
+            tables.append(t.assign(grad_clip=t["grad_clip"].map(clip_label)))
+    table = pd.concat(tables, ignore_index=True)
+    regime = ["spec", *SEARCH_REGIME]
+    rows, hits = [], []
+    for (name, clip, ckpt, lr, m, length, objective), group in table.groupby([*regime, "objective"], sort=True):
+        k = int(group["collapsed"].astype(bool).sum())
+        finals = ", ".join(num(v) for v in group.sort_values("seed")["eval_final"])
+        rows.append(
+            [
+                f"`{name}`",
+                clip,
+                ckpt,
+                num(lr),
+                m,
+                length,
+                objective.upper(),
+                len(group),
+                f"{k}/{len(group)}",
+                finals,
+                num(group["clip_token_frac"].mean()),
+            ]
+        )
+    for (name, clip, ckpt, lr, m, length), group in table.groupby(regime, sort=True):
+        g, s = group[group.objective == "grpo"], group[group.objective == "gspo"]
+        v = search_hit(g["collapsed"], s["collapsed"], len(spec(name).search_seeds), clip, m)
+        if v.outcome != "none":
+            hits.append({"checkpoint": ckpt, "lr": num(lr), "m": m, "length": length, "clip": clip, "verdict": v})
+    ctx = {
+        "progress": [progress(s, "search") for s in specs],
+        "rows": rows,
+        "hits": hits,
+        "points": table.groupby(regime).ngroups,
+    }
+    return ctx, {}
+
+
+def _points(w: pd.DataFrame) -> str:
+    """ "lr 1e-04 M 8 (GRPO 1/2, GSPO 0/2), …" for the map points in ``w``; "none" without any."""
+    parts = [
+        f"lr {num(lr)} M {int(m)} (GRPO {int(r[('k', 'grpo')])}/{int(r[('n', 'grpo')])}, "
+        f"GSPO {int(r[('k', 'gspo')])}/{int(r[('n', 'gspo')])})"
+        for (lr, m), r in w.iterrows()
+    ]
+    return "; ".join(parts) or "none"
+
+
+def stability_table() -> pd.DataFrame:
+    """Notebook 04's stability map: per (grad clip, lr, M, objective) of every moe-sort L = 12 run of finding 2
+    (the re-measured confirmation cells and the search cells): runs, collapsed (each spec's declared flag: endpoint
+    v2 for the re-measured cells, the first measurement's for the searches), late held-out accuracy (the mean of
+    the evaluations at rollouts >= 40 of 80; 64 prompts for the search cells, 256 for the others), and whether
+    the point holds search seeds only."""
+    parts = []
+    for name in (F2["moe"], *SEARCH_SPECS, F2["candidate"]):
+        s = spec(name)
+        t = with_base(s, declared(s, "all"), SEARCH_REGIME)
+        if "late_acc" not in t:
+            t = with_endpoints(s, t)
+        parts.append(t.assign(spec=name))
+    t = pd.concat(parts, ignore_index=True)
+    t = t[(t.checkpoint == "moe-sort") & (t.length == 12)]
+    if "routing_replay" in t:
+        t = t[~t["routing_replay"].fillna(False).astype(bool)]
+    t = t.assign(
+        clip=t["grad_clip"].map(clip_label), collapsed=t["collapsed"].astype(bool), search=t["seed_set"] == "search"
+    )
+    keys = ["clip", "lr", "minibatches", "objective"]
+    return (
+        t.groupby(keys)
+        .agg(
+            n=("collapsed", "size"),
+            k=("collapsed", "sum"),
+            late_acc=("late_acc", "mean"),
+            search_only=("search", "all"),
+        )
+        .reset_index()
+    )
+
+
+def map_section() -> tuple[dict, dict]:
+    """Every moe-sort L = 12 cell of finding 2's specs (confirmation and search seeds), as a stability map."""
+    parts = []
+    for name in (F2["moe"], *SEARCH_SPECS, F2["candidate"]):  # F2 read at call time (the comparison swaps it)
+        s = spec(name)
+        t = declared(s, "all")
+        if not t.empty:
+            parts.append(with_base(s, t, SEARCH_REGIME))
+    t = pd.concat(parts, ignore_index=True)
+    t = t[(t.checkpoint == "moe-sort") & (t.length == 12)]
+    if "routing_replay" in t:
+        t = t[~t["routing_replay"].fillna(False).astype(bool)]
+    t = t.assign(clip=t["grad_clip"].map(clip_label), collapsed=t["collapsed"].astype(bool))
+    data = t.groupby(["clip", "lr", "minibatches", "objective"])["collapsed"].agg(k="sum", n="count").reset_index()
+    summary = []
+    for clip, d in data.groupby("clip", sort=False):
+        w = d.pivot_table(index=["lr", "minibatches"], columns="objective", values=["k", "n"]).dropna()
+        rate = w["k"] / w["n"]
+        summary.append(
+            {
+                "clip": clip,
+                "grpo": f"{int(w['k']['grpo'].sum())}/{int(w['n']['grpo'].sum())}",
+                "gspo": f"{int(w['k']['gspo'].sum())}/{int(w['n']['gspo'].sum())}",
+                "more": int((rate["grpo"] > rate["gspo"]).sum()),
+                "fewer": int((rate["grpo"] < rate["gspo"]).sum()),
+                "points": len(w),
+                "verdict": map_verdict(w),
+                "gspo_collapsed_at": _points(w[w["k"]["gspo"] > 0]),
+                "separating": _points(w[(w["k"]["grpo"] == w["n"]["grpo"]) & (w["k"]["gspo"] == 0)]),
+                "neither_at": _points(w[(w["k"]["grpo"] == 0) & (w["k"]["gspo"] == 0)]),
+            }
+        )
+    return {"summary": summary}, {"f2_map": (data, _plot_map)}
+
+
+def _plot_map(data: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    from gspo_lab.plots import color
+
+    clips = sorted(set(data["clip"]), key=lambda c: c != "off")
+    lrs, ms = sorted(set(data["lr"])), sorted(set(data["minibatches"]))
+    fig, axes = plt.subplots(1, len(clips), figsize=(4.6 * len(clips), 3.4), sharey=True, squeeze=False)
+    for ax, clip in zip(axes[0], clips, strict=True):
+        for row in data[data["clip"] == clip].itertuples():
+            x = lrs.index(row.lr) + (-0.2 if row.objective == "grpo" else 0.2)
+            y = ms.index(row.minibatches)
+            c = color(row.objective)
+            ax.scatter(x, y, s=420, marker="s", color=c, alpha=0.12 + 0.88 * row.k / row.n, edgecolors=c)
+            ax.annotate(f"{row.k}/{row.n}", (x, y), ha="center", va="center", fontsize=7)
+        ax.set_xticks(range(len(lrs)), [f"{lr:.2g}" for lr in lrs], fontsize=8)
+        ax.set(xlim=(-0.6, len(lrs) - 0.4), ylim=(-0.6, len(ms) - 0.4), xlabel="learning rate")
+        ax.set_title(f"grad-norm clip {clip}")
+        ax.set_yticks(range(len(ms)), [str(m) for m in ms])
+    axes[0][0].set_ylabel("minibatches per rollout (M)")
+    for objective in ("grpo", "gspo"):
+        axes[0][-1].scatter([], [], marker="s", color=color(objective), label=f"{objective.upper()}: collapsed / runs")
+    axes[0][-1].legend(frameon=False, fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,181 @@
+"""Finding 3: expert volatility (paper §5.3) — the probe ``p3_expert_volatility``.
+
+Rule ``f3.volatility`` (:func:`volatility_verdict`) on ``moe-sort``'s change after one update (seed mean per learning
+rate): *reproduced* if it lies within a factor ``WITHIN_FACTOR`` of the paper's ≈ ``PAPER_CHANGE`` at every grid
+learning rate from ``TRAINED_LRS[0]`` to ``TRAINED_LRS[1]`` (the range the kit's training specs use), *partly
+reproduced* if it does at some grid learning rate, else *not reproduced*. Set after the results (post hoc), replacing a
+verdict string that did not read the data.
+
+Rule ``f3.factor`` (:func:`factor_verdict`), per one-factor variant of the ``sweep`` preset against ``BASE``: at each
+learning rate, the variant's 95 % bootstrap interval over seeds lies above the base's (*higher*), below it (*lower*),
+or the two overlap; the variant *raises it* when it is higher at ≥ 1 learning rate and lower at none, *lowers it* in
+the mirror case, is *mixed* when both occur, and *no separated effect* when neither does. Set after the results (post
+hoc), replacing a ±10 % band on ratios of means that called a factor separated at two learning rates "no consistent
+effect".
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gspo_lab.experiments.store import finished
+from gspo_record.fmt import mean_ci, num, summary
+from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.tables import progress, spec
+
+__all__ = ["VOLATILITY", "FACTOR", "volatility_verdict", "factor_verdict", "section", "PAPER_CHANGE"]
+
+#: the paper's figure (§5.3): ~10 % of activated experts change after one update (48-layer Qwen3-30B-A3B-Base)
+PAPER_CHANGE = 0.10
+#: finding 3's one-factor variants of the ``sweep`` preset's cold start (gspo_lab/model.py), against BASE
+BASE = "sweep-sort"
+FACTORS = {
+    "sweep-deep-sort": "8 layers",
+    "sweep-e32-sort": "32 experts",
+    "sweep-k4-sort": "top-4",
+    "moe-sort": "hidden 128 and 16 experts (moe-sort)",
+}
+#: the paper's ≈ 10 % counts as reproduced within this factor either way
+WITHIN_FACTOR = 2.0
+#: the learning rates the kit's training specs use on the MoE cold starts (f1: 3e-5, f2: 5e-5, f2_confirm_clip: 1e-4)
+TRAINED_LRS = (3e-5, 1e-4)
+
+VOLATILITY = register(
+    Rule(
+        "f3.volatility",
+        "3",
+        {"reproduced": "reproduced", "partly": "partly reproduced", "not": "not reproduced"},
+        {
+            "PAPER_CHANGE": PAPER_CHANGE,
+            "WITHIN_FACTOR": WITHIN_FACTOR,
+            "TRAINED_LR_MIN": TRAINED_LRS[0],
+            "TRAINED_LR_MAX": TRAINED_LRS[1],
+        },
+        declared="gspo_record/f3/volatility.py, after the results (post hoc)",
+        marker="WITHIN_FACTOR = 2.0",
+        specs=("p3_expert_volatility",),
+        post_hoc=True,
+    )
+)
+FACTOR = register(
+    Rule(
+        "f3.factor",
+        "3",
+        {"raises": "raises it", "lowers": "lowers it", "mixed": "mixed", "none": "no separated effect"},
+        {"LEVEL": 0.95},
+        declared="gspo_record/f3/volatility.py, after the results (post hoc)",
+        marker="def separation(variant: pd.Series, base: pd.Series)",
+        specs=("p3_expert_volatility",),
+        post_hoc=True,
+    )
+)
+
+
+def volatility_verdict(table: pd.DataFrame, checkpoint: str = "moe-sort") -> Verdict:
+    """``f3.volatility`` on the probe's table (columns checkpoint, lr, change_k1; module docstring)."""
+    means = table[table.checkpoint == checkpoint].groupby("lr")["change_k1"].mean()
+    if means.empty:
+        return VOLATILITY.verdict(PENDING)
+    within = (means >= PAPER_CHANGE / WITHIN_FACTOR) & (means <= PAPER_CHANGE * WITHIN_FACTOR)
+    trained = within[(within.index >= TRAINED_LRS[0]) & (within.index <= TRAINED_LRS[1])]
+    if len(trained) and trained.all():
+        return VOLATILITY.verdict("reproduced")
+    return VOLATILITY.verdict("partly" if within.any() else "not")
+
+
+def separation(variant: pd.Series, base: pd.Series) -> int:
+    """+1 / −1 when the 95 % bootstrap interval over seeds of ``variant`` lies above / below ``base``'s, else 0."""
+    v, b = summary(variant), summary(base)
+    return 1 if v["ci_low"] > b["ci_high"] else (-1 if v["ci_high"] < b["ci_low"] else 0)
+
+
+def factor_verdict(table: pd.DataFrame, checkpoint: str, base: str = BASE) -> tuple[Verdict, int, int]:
+    """``f3.factor`` for one variant on the probe's table (module docstring); with the number of learning rates
+    where the two separate and where both were measured."""
+    signs = []
+    for lr, g in table[table.checkpoint == checkpoint].groupby("lr"):
+        b = table[(table.checkpoint == base) & (table.lr == lr)]
+        if len(b):
+            signs.append(separation(g["change_k1"], b["change_k1"]))
+    if not signs:
+        return FACTOR.verdict(PENDING), 0, 0
+    up, down = 1 in signs, -1 in signs
+    outcome = "mixed" if up and down else ("raises" if up else ("lowers" if down else "none"))
+    return FACTOR.verdict(outcome), sum(x != 0 for x in signs), len(signs)
+
+
+def section() -> tuple[dict, dict]:
+    s = spec("p3_expert_volatility")
+    table = finished(s, "confirm")
+    rows = []
+    for (ckpt, lr), group in table.groupby(["checkpoint", "lr"], sort=True):
+        k1 = summary(group["change_k1"])
+        rows.append(
+            [
+                ckpt,
+                num(lr),
+                int(k1["seeds"]),
+                mean_ci(k1),
+                num(group["change_kK"].mean()),
+                f"{num(group['change_k1_first_layer'].mean())} / {num(group['change_k1_last_layer'].mean())}",
+            ]
+        )
+    moe = table[table.checkpoint == "moe-sort"].groupby("lr")["change_k1"].mean()
+    within = [num(lr) for lr, v in moe.items() if PAPER_CHANGE / WITHIN_FACTOR <= v <= PAPER_CHANGE * WITHIN_FACTOR]
+    base = table[table.checkpoint == BASE].groupby("lr")["change_k1"].mean()
+    factors = []
+    for ckpt, what in FACTORS.items():
+        ratio = (table[table.checkpoint == ckpt].groupby("lr")["change_k1"].mean() / base).dropna()
+        if not ratio.empty:
+            verdict, separated, of = factor_verdict(table, ckpt)
+            factors.append(
+                {
+                    "what": what,
+                    "min": num(ratio.min(), 2),
+                    "max": num(ratio.max(), 2),
+                    "verdict": verdict,
+                    "separated": separated,
+                    "of": of,
+                }
+            )
+    means = table.groupby(["checkpoint", "lr"])[["change_k1", "change_k1_first_layer", "change_k1_last_layer"]].mean()
+    by_ckpt = means["change_k1"].groupby(level="checkpoint")
+    ctx = {
+        "progress": progress(s),
+        "rows": rows,
+        "last_above_first": int((means["change_k1_last_layer"] > means["change_k1_first_layer"]).sum()),
+        "points": len(means),
+        "rises_with_lr": int(sum(g.is_monotonic_increasing for _, g in by_ckpt)),
+        "checkpoints": by_ckpt.ngroups,
+        "verdict": volatility_verdict(table),
+        "factors": factors,
+        "moe": {
+            "min": num(moe.min()),
+            "max": num(moe.max()),
+            "lr_min": num(moe.index.min()),
+            "lr_max": num(moe.index.max()),
+            "within": ", ".join(within) or "none of the grid's",
+            "trained": f"{num(TRAINED_LRS[0])}–{num(TRAINED_LRS[1])}",
+        },
+    }
+    data = table[["checkpoint", "lr", "seed", "change_k1", "change_kK"]]
+    return ctx, {"f3_volatility": (data, _plot_volatility)}
+
+
+def _plot_volatility(data: pd.DataFrame):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for ckpt in [BASE, *FACTORS]:
+        group = data[data.checkpoint == ckpt].groupby("lr")["change_k1"]
+        if not len(group):
+            continue
+        mean, lo, hi = group.mean(), group.min(), group.max()
+        label = ckpt + (f" ({FACTORS[ckpt]})" if ckpt in FACTORS else " (4 layers, 8 experts, top-2)")
+        ax.errorbar(mean.index, mean.values, yerr=[mean - lo, hi - mean], fmt="o-", capsize=3, label=label)
+    ax.axhline(PAPER_CHANGE, color="grey", ls=":", label="paper, 48 layers (§5.3)")
+    ax.set(xscale="log", yscale="log", xlabel="learning rate")
+    ax.set_ylabel("changed top-k sets after 1 update\n(mean, min–max of seeds)")
+    ax.legend(frameon=False, fontsize=7)
+    fig.tight_layout()
+    return fig

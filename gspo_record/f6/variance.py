@@ -1,0 +1,225 @@
+"""Finding 6: gradient variance (beyond the paper) — the probe ``p6_gradient_noise``.
+
+``p6_gradient_noise.toml`` declared before its runs: the token-weight argument predicts noise_ratio = RelVar_GRPO ÷
+RelVar_GSPO > 1 at θ_3, growing with L. The rules reading it:
+
+``f6.above_one`` (:func:`above_one_verdict`), per L: the ratio's 95 % interval over seeds lies *above 1*, *below 1*, or
+includes 1 (*not distinguishable from 1*).
+
+``f6.grows`` (:func:`grows_verdict`): the least-squares slope of the ratio against log2 L over every unclipped cell,
+with a 95 % bootstrap interval (seeds resampled within each L, ``TREND_RESAMPLES``, seeded): it *grows with L* when the
+interval lies above 0, *shrinks* below 0, else *no trend shown*. Set after the results (post hoc), replacing a test
+of monotone means whose intervals overlapped.
+
+``f6.relvar_change`` (:func:`relvar_change_verdict`), per objective at the clipped length: the per-seed difference of
+its relative variance with the paper's clip ranges minus without (the same rollout batch and updates, so paired);
+*rises* / *falls* when its interval excludes 0, else *no change shown*. Set after the results (post hoc), replacing a
+fixed clause ("clipping cuts off the stale tokens' weights") that the stored data contradict.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from gspo_lab.experiments.endpoint_range import UNBOUNDED
+from gspo_lab.experiments.stats import BOOTSTRAP_SEED, interval_sign
+from gspo_lab.experiments.store import finished
+from gspo_record.endpoints import RATIO_MINUS_ONE
+from gspo_record.fmt import diff_cell, mean_ci, num, summary
+from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.tables import progress, spec
+
+__all__ = [
+    "ABOVE_ONE",
+    "GROWS",
+    "RELVAR_CHANGE",
+    "above_one_verdict",
+    "grows_verdict",
+    "seed_slopes",
+    "trend",
+    "relvar_change_verdict",
+    "section",
+]
+
+TREND_RESAMPLES = 10_000
+_SPECS = ("p6_gradient_noise",)
+_POST_HOC = "gspo_record/f6/variance.py, after the results (post hoc)"
+
+ABOVE_ONE = register(
+    Rule(
+        "f6.above_one",
+        "6",
+        {"above": "above 1", "below": "below 1", "inside": "not distinguishable from 1"},
+        {"LEVEL": 0.95},
+        null="inside",
+        declared="data/specs/p6_gradient_noise.toml, before its runs",
+        marker="argument predicts noise_ratio > 1",
+        specs=_SPECS,
+    )
+)
+GROWS = register(
+    Rule(
+        "f6.grows",
+        "6",
+        {"grows": "grows with L", "shrinks": "shrinks with L", "none": "shows no trend with L"},
+        {"LEVEL": 0.95, "TREND_RESAMPLES": TREND_RESAMPLES},
+        declared=_POST_HOC,
+        null="none",
+        null_count="per-seed slopes",
+        marker="def trend(table: pd.DataFrame) -> tuple[float, float, float]",
+        specs=_SPECS,
+        post_hoc=True,
+    )
+)
+RELVAR_CHANGE = register(
+    Rule(
+        "f6.relvar_change",
+        "6",
+        {"rises": "rises", "falls": "falls", "none": "shows no change"},
+        {"LEVEL": 0.95},
+        null="none",
+        declared=_POST_HOC,
+        marker="def relvar_change_verdict(diff: pd.Series) -> Verdict",
+        specs=_SPECS,
+        post_hoc=True,
+    )
+)
+
+
+def above_one_verdict(ratios: pd.Series, rule: Rule = ABOVE_ONE) -> Verdict:
+    """``f6.above_one`` (or ``rule``, a rule with its outcomes: f6b.above_one) on one length's per-seed noise ratios."""
+    if len(ratios) < 2:
+        return rule.verdict(PENDING)
+    sign = interval_sign(pd.Series(list(ratios), dtype=float) - 1, RATIO_MINUS_ONE)
+    return rule.verdict({1: "above", -1: "below", 0: "inside"}[sign], values=list(ratios), null=1.0)
+
+
+def trend(table: pd.DataFrame, x: str = "length", y: str = "noise_ratio_kK") -> tuple[float, float, float]:
+    """Slope of ``y`` against log2(``x``) over the rows of ``table``, and its 95 % bootstrap interval (rows resampled
+    within each length). ``x``: the column measuring length (f6b: response tokens); ``y``: f6c reads a paired
+    accuracy difference."""
+    x, y = np.log2(table[x].to_numpy(float)), table[y].to_numpy(float)
+    groups = [np.flatnonzero(table["length"].to_numpy() == L) for L in sorted(set(table["length"]))]
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    picks = np.concatenate([g[rng.integers(0, len(g), (TREND_RESAMPLES, len(g)))] for g in groups], axis=1)
+    xs, ys = x[picks], y[picks]
+    xc = xs - xs.mean(1, keepdims=True)
+    slopes = (xc * (ys - ys.mean(1, keepdims=True))).sum(1) / (xc**2).sum(1)
+    slope = float(np.polyfit(x, y, 1)[0])
+    return slope, float(np.percentile(slopes, 2.5)), float(np.percentile(slopes, 97.5))
+
+
+def seed_slopes(table: pd.DataFrame, x: str = "length", y: str = "noise_ratio_kK") -> pd.Series:
+    """Each seed's least-squares slope of ``y`` against log2(``x``) (seeds with every length), by seed: the per-seed
+    values whose sign count the trend's label carries."""
+    wide = table.pivot_table(index="seed", columns=x, values=y, aggfunc="first").dropna()
+    x = np.log2(wide.columns.to_numpy(float))
+    xc = x - x.mean()
+    return pd.Series((wide.to_numpy(float) - wide.to_numpy(float).mean(1, keepdims=True)) @ xc / (xc**2).sum(),
+                     index=wide.index, name="slope")  # fmt: skip
+
+
+def grows_verdict(table: pd.DataFrame, rule: Rule = GROWS, x: str = "length") -> Verdict:
+    """``f6.grows`` (or ``rule``: f6b.grows, against ``x``) on the unclipped cells (columns ``x``, noise_ratio_kK;
+    module docstring)."""
+    if table[x].nunique() < 2:
+        return rule.verdict(PENDING)
+    _, lo, hi = trend(table, x)
+    outcome = "grows" if lo > 0 else ("shrinks" if hi < 0 else "none")
+    return rule.verdict(outcome, values=seed_slopes(table, x) if "seed" in table else None)
+
+
+def relvar_change_verdict(diff: pd.Series) -> Verdict:
+    """``f6.relvar_change`` on one objective's per-seed RelVar difference, clipped minus unclipped."""
+    if len(diff) < 2:
+        return RELVAR_CHANGE.verdict(PENDING)
+    return RELVAR_CHANGE.verdict({1: "rises", -1: "falls", 0: "none"}[interval_sign(diff, UNBOUNDED)], values=diff)
+
+
+def _rows(table: pd.DataFrame) -> list[list]:
+    rows = []
+    for (length, clipped), group in table.groupby(["length", "clipped"], sort=True):
+        r = summary(group["noise_ratio_kK"], null=1.0)
+        relvar = f"{num(group['rel_variance_grpo_kK'].mean())} / {num(group['rel_variance_gspo_kK'].mean())}"
+        rows.append(
+            [
+                length,
+                "yes" if clipped else "no",
+                int(r["seeds"]),
+                num(group["mean_length"].mean()),
+                mean_ci(r),
+                f"{int((group['noise_ratio_kK'] > 1).sum())}/{len(group)}",
+                relvar,
+            ]
+        )
+    return rows
+
+
+def section() -> tuple[dict, dict]:
+    s = spec("p6_gradient_noise")
+    table = finished(s, "confirm")
+    unclipped, clipped = table[~table["clipped"].astype(bool)], table[table["clipped"].astype(bool)]
+    per_length = [
+        {
+            "L": L,
+            "ratio": mean_ci(summary(g["noise_ratio_kK"], null=1.0)),
+            "verdict": above_one_verdict(g["noise_ratio_kK"]),
+        }
+        for L, g in unclipped.groupby("length")
+    ]
+    slope, lo, hi = trend(unclipped)
+    length = int(clipped["length"].max())
+    pair = table[table["length"] == length].pivot_table(
+        index="seed", columns="clipped", aggfunc="first", values=["rel_variance_grpo_kK", "rel_variance_gspo_kK"]
+    )
+    change = []
+    for objective in ("grpo", "gspo"):
+        col = f"rel_variance_{objective}_kK"
+        diff = (pair[(col, True)] - pair[(col, False)]).dropna()
+        change.append(
+            {
+                "objective": objective.upper(),
+                "unclipped": num(pair[(col, False)].mean()),
+                "clipped": num(pair[(col, True)].mean()),
+                "diff": diff_cell(diff, UNBOUNDED),
+                "verdict": relvar_change_verdict(diff),
+            }
+        )
+    ctx = {
+        "progress": progress(s),
+        "rows": _rows(table),
+        "per_length": per_length,
+        "grows": grows_verdict(unclipped),
+        "slope": f"{num(slope)} [{num(lo)}, {num(hi)}]",
+        "clipped_L": length,
+        "clipped_ratio": mean_ci(summary(clipped["noise_ratio_kK"], null=1.0)),
+        "clipped": above_one_verdict(clipped["noise_ratio_kK"]),
+        "change": change,
+    }
+    return ctx, {"f6_noise": (table[["length", "clipped", "seed", "noise_ratio_kK"]], _plot_noise)}
+
+
+def _plot_noise(data: pd.DataFrame, x: str = "length", xlabel: str = "response length L (sort digits)"):
+    """Per-seed noise ratios (dots) and their mean per length (line; squares: the clipped cells) against ``x``; a
+    log-2 axis ticked at the lengths when ``x`` is not sort's L (f6b's response tokens)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    log = x != "length"
+    for clipped, group in data.groupby("clipped"):
+        name = "paper clip ranges" if clipped else "unclipped (Eqs. 10-12)"
+        scale, shift = (1.04 if clipped and log else 1.0), (0.3 if clipped and not log else 0.0)
+        ax.scatter(group[x] * scale + shift, group["noise_ratio_kK"], alpha=0.5, label=f"{name}, seeds")
+        mean = group.groupby(x)["noise_ratio_kK"].mean()
+        ax.plot(mean.index * scale + shift, mean.values, "o-" if not clipped else "s", lw=2)
+    if log:
+        ticks = sorted(data[x].unique())
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
+    ax.axhline(1, color="grey", ls=":")
+    ax.set(xlabel=xlabel, ylabel="RelVar GRPO ÷ RelVar GSPO at θ_3")
+    ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,47 @@
+"""The methods page's own numbers (``docs/methods.md``, template ``templates/methods.md``): the interval study that
+picks the page's interval, the per-comparison coverage, and the verdicts a change of interval moved. The methods page
+also shows the robustness readings (:mod:`~gspo_record.robust`) and the bookkeeping
+(:mod:`~gspo_record.bookkeeping`)."""
+
+from __future__ import annotations
+
+__all__ = ["stats_section"]
+
+
+def stats_section(rows: list[dict]) -> dict:
+    """Stats version 4: the interval study behind the page's interval (its stored table, data/interval_study.csv,
+    and the declared rule that picks from it), and the verdicts that moved from version 3's bootstrap-t."""
+    from gspo_lab.experiments.stats import PAGE_INTERVAL, STATS_VERSION
+    from gspo_record.intervals import comparison_coverage
+    from gspo_record.intervals import interval_study as study
+    from gspo_record.reread import T_DECLARED_SPECS
+    from gspo_record.rules import RULES
+
+    table = study.stored()
+    choice = study.choose(table)
+    if choice.method != PAGE_INTERVAL:  # the page's interval is the rule's pick, or the build stops
+        raise RuntimeError(f"the interval study's rule picks {choice.method!r}, the page uses {PAGE_INTERVAL!r}")
+    wide = study.wide(table)
+    label = lambda rule, key: RULES[rule].outcomes.get(key, key)  # noqa: E731
+    changed = [[f"`{r['rule']}`", w or f"reading {i + 1}", label(r["rule"], a), label(r["rule"], b)]
+               for r in rows for i, w, a, b in r["changed"]]  # fmt: skip
+    inputs = study.summarise(table)
+    return {
+        "version": STATS_VERSION,
+        "interval": PAGE_INTERVAL.replace("_", " "),
+        "methods": [m.replace("_", " ") for m in wide.columns],
+        "study": [
+            [group, pop, n, *row] for (group, pop, n), row in zip(wide.index, wide.to_numpy().tolist(), strict=True)
+        ],
+        "inputs": [
+            [m.replace("_", " "), f"{r.min_coverage:.3f}", f"{r.max_leaves:.1%}", f"{r.power:.3f}", f"{r.width:.3f}"]
+            for m, r in inputs.iterrows()
+        ],  # fmt: skip
+        "outcome": choice.outcome,
+        "passing": [m.replace("_", " ") for m in choice.passing],
+        "floor": study.COVERAGE_FLOOR,
+        "t_specs": list(T_DECLARED_SPECS),
+        "changed": changed,
+        "read": sum(r["read"] for r in rows),
+        "per_comparison": comparison_coverage.summary(),
+    }

@@ -1,0 +1,38 @@
+"""The recipe page's context: its measured numbers (each read from a section's context, never typed) and the
+registry's clip defaults with their sources."""
+
+from __future__ import annotations
+
+from gspo_record.fmt import num
+
+__all__ = ["recipe"]
+
+#: the objectives whose clip defaults the recipe's table lists, in its order
+CLIP_TABLE = ("gspo", "grpo", "grpo_dual_clip", "luspo", "gmpo", "cispo", "cispo_clip", "cispo_mask", "sapo", "vespo")
+
+
+def _by(rows: list[dict], key: str) -> dict:
+    return {r[key]: r for r in rows}
+
+
+def recipe(ctx: dict) -> dict:
+    """The recipe page's measured numbers and the registry's clip defaults with their sources."""
+    from gspo_lab.objectives import OBJECTIVES
+
+    clips = []
+    for name in CLIP_TABLE:
+        spec = OBJECTIVES[name]
+        band = "none (no ε)" if spec.clip is None else f"{num(spec.clip.low)} / {num(spec.clip.high)}"
+        source = spec.clip.source if spec.clip is not None else spec.reference
+        clips.append([f"`{name}`", band, spec.trust_region, f"`{spec.trl}`" if spec.trl else "—", source])
+    f11c = ctx["f11c"]["verdicts"]
+    return {
+        "clips": clips,
+        "capped": _by(ctx["f2"]["verdicts"], "clip")["1"],
+        "production_late": ctx["f2_confirm"]["late"],
+        "relative": [row for row in ctx["f10"]["shrink_cmp"] if "recent median" in row[1]],
+        "relative_fresh": ctx["f10"]["fresh_cost"],
+        "relative_seeds": ctx["f10"]["fresh_seeds"],
+        "corrections": {"none": sum(v["verdict"].outcome == "none" for v in f11c), "of": len(f11c)},
+        "f11c": f11c,
+    }
