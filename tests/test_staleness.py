@@ -33,22 +33,53 @@ def _weights_sha(model) -> str:
     return h.hexdigest()
 
 
+#: float rounding between CPUs: the reference was written on another machine's vector units (the same code on an AMD
+#: EPYC with AVX-512 differs from it by at most 1e-5 relative on the gradients and 3e-8 absolute on the on-policy
+#: log-ratios, which are float noise around 0); a stale or wrong π_old at lag 0 moves the log-ratios by ~1e-2
+ROUNDING = {"rel_tol": 1e-4, "abs_tol": 1e-6}
+
+
+def _same(got: list, want: list) -> bool:
+    return len(got) == len(want) and all(
+        (a is None and b is None) or (a is not None and b is not None and math.isclose(a, b, **ROUNDING))
+        for a, b in zip(got, want, strict=True)
+    )
+
+
 @pytest.mark.parametrize("name", sorted(REFERENCE["runs"]))
 def test_lag_zero_is_the_loop_recorded_before_the_knob(name):
     """tests/data/lag0_reference.json was written by tests/data/make_lag0_reference.py at the commit it names, the
-    last one without ``rollout_lag``: the same weights (SHA-256 of every tensor) and every logged number."""
+    last one without ``rollout_lag``: every logged number, and on a machine whose arithmetic matches the reference's
+    bit for bit (every float column identical) the same weights (SHA-256 of every tensor). On another CPU the
+    sampled tokens, rewards and held-out evaluations are still identical and every float within rounding
+    (:data:`ROUNDING`)."""
     ref = REFERENCE["runs"][name]
     cfg = replace(SMOKE, checkpoint="sweep-sort", **ref["config"])
     assert cfg.rollout_lag == 0
     state = init_state(cfg)
     table = train(cfg, progress=False, model=state.model, tokenizer=state.tokenizer)
     assert sorted(c for c in table.columns if not c.startswith("time/")) == sorted(ref["history"])
+    exact = True
     for col, want in ref["history"].items():
         got = [None if v != v else float(v) for v in table[col]]
-        assert got == want, col
+        if col.startswith(("reward/", "response/", "count/", "rollout", "update", "epoch")):  # discrete: exact
+            assert got == want, col
+        exact &= got == want
+        assert _same(got, want), col
     for col, want in ref["eval"].items():
         assert [float(v) for v in table.attrs["eval"][col]] == want, col
-    assert _weights_sha(state.model) == ref["weights_sha256"]
+    if exact:
+        assert _weights_sha(state.model) == ref["weights_sha256"]
+
+
+def test_the_rounding_tolerance_still_sees_a_stale_pi_old():
+    """The tolerance's own check: the on-policy log-ratio of the first update is float noise at lag 0; one rollout
+    batch of lag (π_old from the previous weights) moves it far outside :data:`ROUNDING`."""
+    ref = REFERENCE["runs"]["behaviour"]
+    want = ref["history"]["ratio/tok_log_std"]
+    lagged = train(replace(SMOKE, checkpoint="sweep-sort", **{**ref["config"], "rollout_lag": 1}), progress=False)
+    got = [None if v != v else float(v) for v in lagged["ratio/tok_log_std"]]
+    assert not _same(got, want)
 
 
 @pytest.mark.parametrize("lag", [-1, 5, 7, 1.5, True, "2"])
