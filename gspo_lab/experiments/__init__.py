@@ -11,11 +11,13 @@ store       results on disk: load / write / merge / compare / supersede
 stats       bootstrap and Wilson intervals, per-arm tables, paired per-seed ratios and differences
 endpoint_range  an endpoint's declared range (bounds) and the intervals that stay inside it
 quantiles   Student-t's 0.975 quantiles and the bootstrap's resamples and seed, shared by stats and endpoint_range
-coverage    the simulated per-seed populations on which an interval's coverage, range, width and power are checked
-interval_study  the table of every interval method on them, and the rule that picks the page's
 read        per-rollout curves of any stored arm
 probes      measurements without a training run (expert volatility, precision, gradient noise)
-provenance  which cells ran at a commit that already held their spec (from the recorded commits and git history)
+reading     how the reader reads: a training seed left out, the endpoint read as late_acc, the seeds read
+
+The interval studies (each interval's coverage by simulation, the rule that picks the page's) and provenance are the
+research record's (``gspo_record.intervals``, ``gspo_record.provenance``): the record imports this package, never
+the reverse.
 """
 
 from gspo_lab.experiments.read import curves, stored_curves
