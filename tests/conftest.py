@@ -3,6 +3,7 @@ execution of every notebook per test session."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -46,15 +47,42 @@ def policy_batch():
 SMOKE_CELL_TIMEOUT_S = 240
 
 
+def once_per_run(tmp_path_factory, name: str, produce):
+    """``produce(folder)``'s JSON-serialisable value, computed once per test run even under pytest-xdist.
+
+    Without xdist it simply runs in a fresh ``tmp_path_factory`` folder. Under xdist (``-n``) every worker has its own
+    session fixtures, so the first worker to ask runs ``produce`` in a folder shared by the run's workers, holding a
+    file lock; the others wait on that lock and read the value it wrote as JSON (paths in it stay valid: the folder
+    is shared). If ``produce`` raises, nothing is written and the next worker to ask tries again (as each would
+    without sharing).
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return produce(tmp_path_factory.mktemp(name))
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent  # pytest-of-<user>/pytest-<n>: this run's, shared by its workers
+    record = shared / f"{name}.json"
+    with FileLock(str(record) + ".lock"):
+        if record.is_file():
+            return json.loads(record.read_text())
+        folder = shared / name
+        folder.mkdir()
+        value = produce(folder)
+        record.write_text(json.dumps(value))
+        return value
+
+
 @pytest.fixture(scope="session")
 def smoke(tmp_path_factory):
-    """Every notebook executed once per test session at the smoke tier (``run_all``): name -> its run record.
+    """Every notebook executed once per test run at the smoke tier (``run_all``): name -> its run record.
 
     The notebook regression tests (test_notebooks.py) assert their claims; the browser test of the book
-    (test_browser.py) builds the book from the same executed notebooks, so the suite runs them only once.
+    (test_browser.py) builds the book from the same executed notebooks, so the suite runs them only once (under
+    pytest-xdist too: ``once_per_run``; the records are JSON and their paths point into the shared folder).
     """
     from gspo_lab.nb.run import run_all
 
-    out = tmp_path_factory.mktemp("smoke")
-    runs = run_all("smoke", out, progress=False, cell_timeout=SMOKE_CELL_TIMEOUT_S)
-    return {r["name"]: r for r in runs}
+    def run(out):
+        return run_all("smoke", out, progress=False, cell_timeout=SMOKE_CELL_TIMEOUT_S)
+
+    return {r["name"]: r for r in once_per_run(tmp_path_factory, "smoke", run)}
