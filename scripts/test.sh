@@ -2,8 +2,10 @@
 # The test command: set up .venv (see scripts/env.sh) with the test extra, then run the whole suite.
 #   bash scripts/test.sh [pytest args]
 # The suite runs on every core (pytest-xdist: GSPO_LAB_TEST_WORKERS workers, default the core count, at most 8;
-# 0 runs it in this process). --dist loadgroup keeps each xdist_group (a module whose tests share an expensive
-# module fixture) on one worker; conftest.py's session fixtures are computed once and shared by the workers.
+# 0 runs it in this process). --dist loadfile keeps each module on one worker (its module fixtures run once);
+# --no-loadscope-reorder keeps conftest.py's order, the longest modules first (LONG_MODULES_FIRST); conftest.py's
+# session fixtures are computed once and shared by the workers. (Not --dist loadgroup: with pytest 9.2 it silently
+# stops grouping, pytest-dev/pytest-xdist#1386.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -12,4 +14,4 @@ set -euo pipefail
 echo "[test] $(python --version), torch $(python -c 'import torch; print(torch.__version__)') (environment ready in $((SECONDS - start)) s)"
 workers="${GSPO_LAB_TEST_WORKERS:-$(nproc)}"
 [ "$workers" -gt 8 ] && workers=8
-python -m pytest -n "$workers" --dist loadgroup --durations=20 "$@"
+python -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder --durations=20 "$@"

@@ -46,6 +46,20 @@ def policy_batch():
 
 SMOKE_CELL_TIMEOUT_S = 240
 
+#: the longest modules, started first under pytest-xdist (scripts/test.sh), in this order: the browser tests (one
+#: JupyterLab, every notebook's Run All), the notebook tests (the smoke run, which the browser's book test reads
+#: near its end), the findings page (computed once per module). --dist loadfile keeps each module on one worker, so
+#: its module fixtures run once; --no-loadscope-reorder keeps this order (xdist would sort modules by test count).
+LONG_MODULES_FIRST = ("test_browser.py", "test_notebooks.py", "test_findings.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist, move LONG_MODULES_FIRST to the front (longest first); the rest keeps its order."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return
+    rank = {name: i for i, name in enumerate(LONG_MODULES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
 
 def once_per_run(tmp_path_factory, name: str, produce):
     """``produce(folder)``'s JSON-serialisable value, computed once per test run even under pytest-xdist.

@@ -135,10 +135,6 @@ def _why_no_browser() -> str | None:
 
 NO_BROWSER = _why_no_browser()
 
-#: under pytest-xdist (scripts/test.sh) the module's tests stay on one worker: they share one JupyterLab server, one
-#: browser and each notebook's Run All (the module fixtures), which a second worker would repeat
-pytestmark = pytest.mark.xdist_group("browser")
-
 REQUIRED = os.environ.get(REQUIRE_VAR, "") not in ("", "0")
 if NO_BROWSER and not REQUIRED:
     pytest.skip(
