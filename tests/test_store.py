@@ -22,8 +22,9 @@ _NOT_READ = {"policy/entropy:max": "tests/test_experiments.py asserts that a new
 
 
 def _sources() -> list[Path]:
-    globs = ("gspo_lab/**/*.py", "gspo_lab/**/*.md", "notebooks/*.py", "notebooks/*.ipynb", "tests/*.py",
-             "bench/**/*.py", "scripts/*", "docs/*.md", "README.md", "data/*/*.toml")  # fmt: skip
+    globs = ("gspo_lab/**/*.py", "gspo_lab/**/*.md", "gspo_record/**/*.py", "gspo_record/**/*.md", "notebooks/*.py",
+             "notebooks/*.ipynb", "tests/*.py", "bench/**/*.py", "scripts/*", "docs/*.md", "README.md",
+             "data/*/*.toml")  # fmt: skip
     return [p for g in globs for p in ROOT.glob(g) if p.is_file() and p != Path(__file__).resolve()]
 
 
