@@ -20,7 +20,7 @@ from gspo_record.rules import RULES
 FINDINGS_PAGES = (
     "findings.md",
     "methods.md",
-    *__import__("gspo_record.page").page.FINDING_PAGES.values(),
+    *__import__("gspo_record.page").findings.page.FINDING_PAGES.values(),
 )
 
 
