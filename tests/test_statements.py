@@ -14,13 +14,14 @@ from gspo_lab.experiments.store import result_path, results_root, stored_files
 from gspo_lab.paths import data_dir, repo_root
 from gspo_record import bookkeeping
 from gspo_record.f10.why import SPECS
+from gspo_record.page import FINDING_PAGES
 from gspo_record.rules import RULES
 
 #: the findings pages (the overview, each finding's page, the methods page): what the statements below are read on
 FINDINGS_PAGES = (
     "findings.md",
     "methods.md",
-    *__import__("gspo_record.page").findings.page.FINDING_PAGES.values(),
+    *FINDING_PAGES.values(),
 )
 
 
