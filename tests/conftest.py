@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 import torch
 
 # the GMPO agreement tests import TRL's experimental trainer on purpose: its "unstable API" warning is known
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+if os.environ.get("PYTEST_XDIST_WORKER") is not None:
+    # one worker per core (scripts/test.sh): a worker's own ops on one thread, or the workers oversubscribe the cores
+    # (two threads were slower than one for this kit's small tensors on a shared 2-core machine: README, "Measured
+    # here"); the training loop sets its own (TrainConfig.threads, 1 by default)
+    torch.set_num_threads(1)
 
 
 class BigramPolicy(torch.nn.Module):
@@ -79,8 +87,7 @@ def once_per_run(tmp_path_factory, name: str, produce):
     with FileLock(str(record) + ".lock"):
         if record.is_file():
             return json.loads(record.read_text())
-        folder = shared / name
-        folder.mkdir()
+        folder = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=shared))  # fresh, even after a failed try
         value = produce(folder)
         record.write_text(json.dumps(value))
         return value
