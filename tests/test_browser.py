@@ -134,6 +134,7 @@ def _why_no_browser() -> str | None:
 
 
 NO_BROWSER = _why_no_browser()
+
 REQUIRED = os.environ.get(REQUIRE_VAR, "") not in ("", "0")
 if NO_BROWSER and not REQUIRED:
     pytest.skip(
@@ -971,6 +972,7 @@ def crawl(page, base: str) -> tuple[list[str], set[str], list[str]]:
     return pages, files, problems
 
 
+@pytest.mark.timeout(900)  # may be the first test to ask for ``smoke``, then it carries the smoke run
 def test_book_of_the_smoke_run_has_no_broken_link_image_or_external_request(browser, smoke, tmp_path):
     from gspo_lab.nb.book import build_book
 

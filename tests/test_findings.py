@@ -12,7 +12,8 @@ from gspo_lab.experiments import arm_table, bootstrap_ci, paired_ratio, rate_tab
 from gspo_record import page
 
 #: the page is computed once for this module (~3.5 min on 2 cores with its robustness re-readings): the first test
-#: that uses it carries that time, past pytest-timeout's 300 s default
+#: that uses it carries that time, past pytest-timeout's 300 s default (under pytest-xdist the module stays on one
+#: worker: scripts/test.sh's --dist loadfile)
 pytestmark = pytest.mark.timeout(600)
 
 

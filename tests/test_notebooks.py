@@ -18,6 +18,10 @@ from gspo_lab.paths import repo_root
 
 SMOKE_CELL_TIMEOUT_S = 240  # as conftest.py's ``smoke`` fixture
 
+#: the first test that asks for ``smoke`` carries the whole smoke run (every notebook, ~4.5 min on a loaded 2-core
+#: machine, longer beside a second pytest-xdist worker), past pytest-timeout's 300 s default
+pytestmark = pytest.mark.timeout(900)
+
 
 def _results(smoke, name):
     run = smoke[name]
