@@ -13,6 +13,7 @@ import math
 import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import ACCURACY
+from gspo_lab.experiments.reading import remember
 from gspo_lab.experiments.spec import Spec, cells, spec_named
 from gspo_lab.experiments.stats import rate_table
 from gspo_lab.experiments.store import finished, load_result, result_path, results_root, stored_files
@@ -102,6 +103,7 @@ def with_base(s: Spec, table: pd.DataFrame, columns: tuple[str, ...]) -> pd.Data
     return table.assign(**{c: s.base[c] for c in columns if c not in table or table[c].isna().all()})
 
 
+@remember()
 def declared(s: Spec, seeds: str = "confirm") -> pd.DataFrame:
     """A spec's finished cells with the collapse flag its endpoint declares in ``collapsed``: endpoint v2
     (:func:`gspo_lab.experiments.summary.endpoint_v2`, against the pooled cold start) when its evaluations score ≥
@@ -180,6 +182,7 @@ def collapse_rows(table: pd.DataFrame, with_expert: bool = True) -> list[list[st
     return rows
 
 
+@remember()
 def spike_table(s: Spec) -> pd.DataFrame:
     """Per confirmation cell: the typical update's gradient norm (median over the first SPIKE_EARLY_ROLLOUTS rollouts
     of the per-rollout mean: before any run collapsed, when a dead policy's zero gradients would drag it to 0), the
@@ -228,6 +231,7 @@ _ORDER = {
 }
 
 
+@remember()
 def mechanism_table(names: dict[str, str] = F2) -> pd.DataFrame:
     """Per run of one measurement (``names``: :data:`F2` or :data:`FIRST`): finding 2's no-clip GRPO and GSPO arms,
     GRPO at grad clip 1.0 and the interventions (dual-clip, caps of 10 and 30), on both models, seeds 10-14, with

@@ -162,3 +162,52 @@ def test_memoized_cells_still_follow_the_reading_and_record_the_seeds():
         again.pop()  # a caller changing its list does not change the memo
         assert len(cells(s, "confirm")) == len(plain)
     assert "key" in first[0].__dict__  # cached on the Cell
+
+
+def test_a_memoised_reading_equals_an_unmemoised_one():
+    """Within store.cached() the tables a reading computes (reading.remember: declared runs, finding 2's late runs)
+    are kept per reading; a section read under a left-out seed after the page's reading filled the memo, and again
+    from the memo, gives what it gives without any memo: the same verdicts, the same context, the seeds read."""
+    from gspo_lab.experiments.store import cached
+    from gspo_record.page import SECTIONS
+    from gspo_record.reread import verdicts
+
+    section = {"f2late": SECTIONS["f2late"]}
+    with reading.track() as seen:
+        _, base_out = verdicts(section)
+    seed = sorted(seen)[1]
+    with reading.reading(drop_seed=seed), reading.track() as plain_seen:
+        plain, plain_out = verdicts(section)
+    assert repr(plain_out) != repr(base_out)  # it moves numbers: a memo blind to the reading would be caught
+    with cached():
+        verdicts(section)
+        for _ in range(2):  # computed under the reading, then read back from the memo
+            with reading.reading(drop_seed=seed), reading.track() as memo_seen:
+                memo, memo_out = verdicts(section)
+            assert memo == plain and repr(memo_out) == repr(plain_out) and memo_seen == plain_seen
+
+
+def test_remember_keys_on_the_reading_copies_and_refuses_tables():
+    """reading.remember computes once per reading within reading.memo(), hands out copies, replays the seeds read,
+    and refuses a table argument (its repr elides rows, so it is no key)."""
+    calls = []
+
+    @reading.remember()
+    def table(n: int) -> pd.DataFrame:
+        calls.append(reading.left_out())
+        reading.note_seeds([1, 2])
+        return pd.DataFrame({"x": range(n)})
+
+    table(2), table(2)
+    assert calls == [None, None]  # no memo outside memo()
+    with reading.memo():
+        first = table(2)
+        first.loc[0, "x"] = 99  # a caller changing its copy does not change the memo
+        with reading.track() as seen:
+            assert table(2)["x"].tolist() == [0, 1]
+        assert seen == {1, 2}
+        with reading.reading(drop_seed=1):
+            table(2)
+        with pytest.raises(TypeError, match="no tables"):
+            table(pd.DataFrame())
+    assert calls == [None, None, None, 1]

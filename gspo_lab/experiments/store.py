@@ -164,14 +164,15 @@ def _same_rows(a: dict, b: dict) -> dict[str, int]:
 
 @contextmanager
 def cached() -> Iterator[None]:
-    """Within the block, :func:`load_result` parses each stored file once and :func:`~gspo_lab.experiments.spec.
-    cells` builds each spec's cells once (:func:`~gspo_lab.experiments.spec.memoized`): the findings page reads them
-    many times, once per robustness reading."""
+    """Within the block, :func:`load_result` parses each stored file once, :func:`~gspo_lab.experiments.spec.cells`
+    builds each spec's cells once (:func:`~gspo_lab.experiments.spec.memoized`) and the readers wrapped in
+    :func:`~gspo_lab.experiments.reading.remember` compute once per reading (:func:`finished`, the cold starts): the
+    findings page reads them many times, once per robustness reading. Leaving the block forgets them all."""
     global _CACHE
     before = _CACHE
     _CACHE = {} if before is None else before
     try:
-        with memoized():
+        with memoized(), reading.memo():
             yield
     finally:
         _CACHE = before
@@ -227,6 +228,7 @@ def merge(spec: Spec, *, write: bool = True) -> pd.DataFrame:
     return table
 
 
+@reading.remember()
 def finished(spec: Spec, seeds: str = "all") -> pd.DataFrame:
     """The merged table of a spec, restricted to a seed set."""
     table = merge(spec, write=False)

@@ -15,6 +15,7 @@ import gspo_record.f10.dual as f10_dual
 import gspo_record.f10.revert as f10_revert
 import gspo_record.f10.sgd as f10_sgd
 import gspo_record.f10.ten as f10_ten
+from gspo_lab.experiments.reading import remember
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import paired_diff
 from gspo_lab.experiments.store import load_result, result_path
@@ -89,6 +90,7 @@ def _with_logged(s, table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([table.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
 
 
+@remember()
 def runs() -> pd.DataFrame:
     """Every finished run of the f10 specs (endpoint v2 columns, ``arm_id``, ``model``, ``source``, logged shares),
     and finding 2's stored seed-10-14 runs the onset arms are paired with (``source`` "f2")."""
