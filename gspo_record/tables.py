@@ -12,6 +12,7 @@ import math
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.endpoint_range import ACCURACY
 from gspo_lab.experiments.reading import remember
 from gspo_lab.experiments.spec import Spec, cells, spec_named
@@ -120,15 +121,19 @@ def declared(s: Spec, seeds: str = "confirm") -> pd.DataFrame:
     if by_key[t["key"].iloc[0]].cfg.eval_prompts * by_key[t["key"].iloc[0]].cfg.eval_samples < MIN_EVAL_SAMPLES:
         return t
     pooled = cold_starts()
-    rows = []
-    for key in t["key"]:
-        cfg = by_key[key].cfg
-        rows.append(endpoint_v2(load_result(result_path(by_key[key])), pooled[cold_start_key(cfg)]["accuracy"]))
+    rows = [_v2(result_path(by_key[key]), pooled[cold_start_key(by_key[key].cfg)]["accuracy"]) for key in t["key"]]
     extra = pd.DataFrame(rows)
     # the one-evaluation variant of v2's flag (2f's rule f2f.last reads it): the last evaluation alone below threshold
     last = [bool(r["collapsed"]) or (len(r["last_two"]) > 0 and r["last_two"][-1] < r["threshold"]) for r in rows]
     extra = extra.drop(columns=["last_two"]).assign(collapsed_last=last)
     return pd.concat([t.drop(columns=["collapsed"]).reset_index(drop=True), extra], axis=1).assign(endpoint="v2")
+
+
+@remember(reading.endpoint, per_reading=False)
+def _v2(path, cold_start: float) -> dict:
+    """Endpoint v2 of one stored run (its own series, the cold start and the reading's endpoint: no left-out seed
+    changes it)."""
+    return endpoint_v2(load_result(path), cold_start)
 
 
 def with_endpoints(s: Spec, table: pd.DataFrame) -> pd.DataFrame:

@@ -154,11 +154,12 @@ def memo() -> Iterator[None]:
         _MEMO = before
 
 
-def remember(also: Callable[[], object] = lambda: None) -> Callable:
+def remember(also: Callable[[], object] = lambda: None, *, per_reading: bool = True) -> Callable:
     """Decorator: within :func:`memo`, the function's value per (its arguments by ``repr``, the reading's left-out
     seed and endpoint, ``also()``); each call returns a copy (a DataFrame's ``copy()``, else a deep copy) and notes the
     seeds the first call read. Outside :func:`memo` it computes every time. For functions of the stored results and
-    the reading alone: no verdicts, no other state."""
+    the reading alone: no verdicts, no other state. ``per_reading=False``: one value for every reading, for a function
+    no reading can change (one stored run's own series, read by its path)."""
 
     def wrap(fn: Callable) -> Callable:
         @functools.wraps(fn)
@@ -167,8 +168,8 @@ def remember(also: Callable[[], object] = lambda: None) -> Callable:
                 return fn(*args, **kw)
             if any(hasattr(a, "shape") for a in (*args, *kw.values())):  # a table's repr elides rows: no key
                 raise TypeError(f"{fn.__qualname__}: remember() keys on repr, so it takes no tables or arrays")
-            key = (fn.__module__, fn.__qualname__, repr(args), repr(sorted(kw.items())), _STATE["drop_seed"],
-                   _STATE["endpoint"], also())  # fmt: skip
+            now = (_STATE["drop_seed"], _STATE["endpoint"]) if per_reading else ()
+            key = (fn.__module__, fn.__qualname__, repr(args), repr(sorted(kw.items())), *now, also())
             if key not in _MEMO:
                 with track() as seen:
                     value = fn(*args, **kw)

@@ -200,23 +200,8 @@ def write_result(path: Path, obj: dict, base: Path | None = None) -> None:
 def merge(spec: Spec, *, write: bool = True) -> pd.DataFrame:
     """One row per finished cell of ``spec`` (current code version): grid values, seed, summary. With ``write``,
     also saved as ``data/results/<name>.csv``."""
-    keys = {c.key: c for c in cells(spec, "all")}
-    rows = []
-    for path in stored_files(results_dir(spec.name)):
-        result = load_result(path)
-        if result["key"] not in keys:
-            continue  # another code version or a cell no longer in the spec: kept on disk, left out of the table
-        seed_set = "search" if result["seed"] in spec.search_seeds else "confirm"
-        rows.append(
-            {
-                **result["point"],
-                "seed": result["seed"],
-                "seed_set": seed_set,
-                "key": result["key"],
-                **result["summary"],
-                "wall_s": result["wall_s"],
-            }
-        )
+    keys = {c.key for c in cells(spec, "all")}  # a reading's left-out seed is left out here
+    rows = [row for row in _rows(spec) if row["key"] in keys]
     table = pd.DataFrame(rows)
     if rows:
         columns = [name for key in spec.grid for name in key.split(",") if name != "seed"]
@@ -226,6 +211,17 @@ def merge(spec: Spec, *, write: bool = True) -> pd.DataFrame:
         table.to_csv(out.with_name(out.name + ".tmp"), index=False)
         os.replace(out.with_name(out.name + ".tmp"), out)
     return table
+
+
+@reading.remember(per_reading=False)
+def _rows(spec: Spec) -> list[dict]:
+    """A row per stored result of ``spec`` whose key is a cell of it (another code version, or a cell no longer in
+    the spec, is kept on disk and left out), in file order: grid values, seed, seed set, key, summary, wall time."""
+    with reading.reading():  # every seed: merge leaves out the reading's
+        keys = {c.key for c in cells(spec, "all")}
+    results = (load_result(path) for path in stored_files(results_dir(spec.name)))
+    return [{**r["point"], "seed": r["seed"], "seed_set": "search" if r["seed"] in spec.search_seeds else "confirm",
+             "key": r["key"], **r["summary"], "wall_s": r["wall_s"]} for r in results if r["key"] in keys]  # fmt: skip
 
 
 @reading.remember()

@@ -77,17 +77,21 @@ def _with_logged(s, table: pd.DataFrame) -> pd.DataFrame:
     (``kl``) and of AdamW's peak (``peak``), and per gradient group its largest pre-clip norm (``norm_<group>``) and
     AdamW peak (``peak_<group>``)."""
     by_key = {c.key: c for c in cells(s, "all")}
-    rows = []
-    for key in table["key"]:
-        pr = load_result(result_path(by_key[key]))["per_rollout"]
-        row = {name: pd.Series(pr.get(k, []), dtype=float).mean() for name, k in _PER_ROLLOUT.items()}
-        peaks = pd.DataFrame({g: pd.Series(pr.get(f"adam/peak_{g}:max", []), dtype=float) for g in GROUPS})
-        row["peak"] = peaks.mean(axis=1).mean()  # AdamW's largest |g| / √v̂, mean over groups and rollouts
-        for g in GROUPS:
-            row[f"norm_{g}"] = pd.Series(pr.get(f"grad/norm_{g}:max", []), dtype=float).max()
-            row[f"peak_{g}"] = pd.Series(pr.get(f"adam/peak_{g}:max", []), dtype=float).max()
-        rows.append(row)
+    rows = [_logged(result_path(by_key[key])) for key in table["key"]]
     return pd.concat([table.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+
+
+@remember(per_reading=False)
+def _logged(path) -> dict:
+    """One stored run's row of :func:`_with_logged` (its own series: no reading changes it)."""
+    pr = load_result(path)["per_rollout"]
+    row = {name: pd.Series(pr.get(k, []), dtype=float).mean() for name, k in _PER_ROLLOUT.items()}
+    peaks = pd.DataFrame({g: pd.Series(pr.get(f"adam/peak_{g}:max", []), dtype=float) for g in GROUPS})
+    row["peak"] = peaks.mean(axis=1).mean()  # AdamW's largest |g| / √v̂, mean over groups and rollouts
+    for g in GROUPS:
+        row[f"norm_{g}"] = pd.Series(pr.get(f"grad/norm_{g}:max", []), dtype=float).max()
+        row[f"peak_{g}"] = pd.Series(pr.get(f"adam/peak_{g}:max", []), dtype=float).max()
+    return row
 
 
 @remember()
