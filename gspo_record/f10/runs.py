@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 import gspo_record.f10.adam as f10_adam
 import gspo_record.f10.branch as f10_branch
 import gspo_record.f10.dual as f10_dual
@@ -76,9 +77,17 @@ def _with_logged(s, table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with each run's mean over rollouts of the logged shares (skipped, capped updates), cosine and KL k3
     (``kl``) and of AdamW's peak (``peak``), and per gradient group its largest pre-clip norm (``norm_<group>``) and
     AdamW peak (``peak_<group>``)."""
-    by_key = {c.key: c for c in cells(s, "all")}
-    rows = [_logged(result_path(by_key[key])) for key in table["key"]]
-    return pd.concat([table.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+    logged = _logged_table(s.name).loc[list(table["key"])].reset_index(drop=True)
+    return pd.concat([table.reset_index(drop=True), logged], axis=1)
+
+
+@remember(per_reading=False)
+def _logged_table(name: str) -> pd.DataFrame:
+    """:func:`_logged`'s row of every stored run of spec ``name`` (every seed), indexed by key: one table for every
+    reading (each row is one run's own series), where a reading's runs took a remembered call per run."""
+    with reading.reading():
+        found = [c for c in cells(spec(name), "all") if result_path(c).exists()]
+    return pd.DataFrame([_logged(result_path(c)) for c in found], index=pd.Index([c.key for c in found], name="key"))
 
 
 @remember(per_reading=False)
