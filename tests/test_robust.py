@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -211,3 +212,33 @@ def test_remember_keys_on_the_reading_copies_and_refuses_tables():
         with pytest.raises(TypeError, match="no tables"):
             table(pd.DataFrame())
     assert calls == [None, None, None, 1]
+
+
+def _two_by_two_runs(shift: float, seeds=range(60, 67)) -> pd.DataFrame:
+    """Arms A-D over ``seeds`` with late accuracy, reward AUC and final evaluation; B, C and D above A by ``shift``
+    plus per-seed noise; seed 70 has arm A alone (in the table, in no paired difference)."""
+    rng = np.random.default_rng(7)
+    rows = [{"arm_id": arm, "seed": seed, **{c: 0.3 + shift * (arm != "A") + rng.normal(0, 0.05) for c in
+             ("late_acc", "reward_auc", "eval_final")}} for seed in seeds for arm in "ABCD"]  # fmt: skip
+    return pd.DataFrame(rows + [{"arm_id": "A", "seed": 70, "late_acc": 0.3, "reward_auc": 0.3, "eval_final": 0.3}])
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.04, 0.3])
+def test_paired_flips_read_what_reread_flips_reads(shift):
+    """Finding 10's leave-one-out readings from the per-seed differences (f10.ten.paired_flips: a seed left out drops
+    its entry) give the flips that re-measuring each table without the seed gives (reread_flips), for one difference
+    and for the 2×2's four."""
+    from gspo_lab.experiments.stats import paired_diff
+    from gspo_record.f10.ten import paired_flips, reread_flips, ten_verdict
+    from gspo_record.f10.why import effects, late_verdict
+
+    m = _two_by_two_runs(shift)
+    for measure, judge in (
+        (lambda runs, column: paired_diff(runs, "B", "A", column), late_verdict),
+        (effects, ten_verdict),
+    ):
+        read = lambda runs, column, measure=measure, judge=judge: judge(measure(runs, column))  # noqa: E731
+        outcome = judge(measure(m, "late_acc")).outcome
+        assert paired_flips(measure, judge, m, outcome) == reread_flips(read, m, outcome)
+        every = paired_flips(measure, judge, m, "no such outcome")  # every reading, its label as reread_flips gives it
+        assert every == reread_flips(read, m, "no such outcome") and len(every) == 2 + 8
