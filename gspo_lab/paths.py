@@ -6,12 +6,14 @@ variables ``GSPO_LAB_DATA`` / ``GSPO_LAB_RUNS`` (e.g. a notebook executed from a
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
 __all__ = ["repo_root", "data_dir", "runs_dir"]
 
 
+@functools.cache  # where this file sits: one answer per process
 def repo_root() -> Path:
     return Path(__file__).resolve().parents[1]
 

@@ -179,6 +179,7 @@ def compute() -> tuple[dict, dict]:
     from gspo_record.facts import SummaryReads, collecting
 
     context, figures = {}, {}
+    reread.SECONDS.clear()
     with cached(), collecting() as collected:
         with interval_method(PAGE_INTERVAL):
             checked = robust.robustness(SECTIONS)

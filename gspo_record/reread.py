@@ -16,6 +16,7 @@ and 3's intervals, the page's transformed t under version 4's, so re-reading ver
 from __future__ import annotations
 
 import sys
+import time
 from collections import defaultdict
 from dataclasses import replace
 
@@ -42,6 +43,9 @@ WHERE = ("model", "cap", "name", "pair", "comparison", "arm", "base", "label", "
 
 #: every rule a pass has read, by name (its outcomes' labels name a changed verdict)
 SEEN: dict[str, Rule] = {}
+#: seconds each section took, summed over every pass (:func:`verdicts` adds; the build clears it and prints the
+#: slowest: :func:`gspo_record.cli.timing`)
+SECONDS: dict[str, float] = defaultdict(float)
 
 
 def _where(frame, depth: int = 5) -> str:
@@ -87,7 +91,9 @@ def verdicts(sections, marks: dict | None = None) -> tuple[dict[str, list[tuple[
     try:
         for name, section in sections.items():
             current[0] = name
+            start = time.perf_counter()
             outputs[name] = section()
+            SECONDS[name] += time.perf_counter() - start
     finally:
         Rule.verdict = original
     return dict(log), outputs

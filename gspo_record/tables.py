@@ -12,7 +12,9 @@ import math
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.endpoint_range import ACCURACY
+from gspo_lab.experiments.reading import remember
 from gspo_lab.experiments.spec import Spec, cells, spec_named
 from gspo_lab.experiments.stats import rate_table
 from gspo_lab.experiments.store import finished, load_result, result_path, results_root, stored_files
@@ -102,6 +104,7 @@ def with_base(s: Spec, table: pd.DataFrame, columns: tuple[str, ...]) -> pd.Data
     return table.assign(**{c: s.base[c] for c in columns if c not in table or table[c].isna().all()})
 
 
+@remember()
 def declared(s: Spec, seeds: str = "confirm") -> pd.DataFrame:
     """A spec's finished cells with the collapse flag its endpoint declares in ``collapsed``: endpoint v2
     (:func:`gspo_lab.experiments.summary.endpoint_v2`, against the pooled cold start) when its evaluations score ≥
@@ -118,15 +121,19 @@ def declared(s: Spec, seeds: str = "confirm") -> pd.DataFrame:
     if by_key[t["key"].iloc[0]].cfg.eval_prompts * by_key[t["key"].iloc[0]].cfg.eval_samples < MIN_EVAL_SAMPLES:
         return t
     pooled = cold_starts()
-    rows = []
-    for key in t["key"]:
-        cfg = by_key[key].cfg
-        rows.append(endpoint_v2(load_result(result_path(by_key[key])), pooled[cold_start_key(cfg)]["accuracy"]))
+    rows = [_v2(result_path(by_key[key]), pooled[cold_start_key(by_key[key].cfg)]["accuracy"]) for key in t["key"]]
     extra = pd.DataFrame(rows)
     # the one-evaluation variant of v2's flag (2f's rule f2f.last reads it): the last evaluation alone below threshold
     last = [bool(r["collapsed"]) or (len(r["last_two"]) > 0 and r["last_two"][-1] < r["threshold"]) for r in rows]
     extra = extra.drop(columns=["last_two"]).assign(collapsed_last=last)
     return pd.concat([t.drop(columns=["collapsed"]).reset_index(drop=True), extra], axis=1).assign(endpoint="v2")
+
+
+@remember(reading.endpoint, per_reading=False)
+def _v2(path, cold_start: float) -> dict:
+    """Endpoint v2 of one stored run (its own series, the cold start and the reading's endpoint: no left-out seed
+    changes it)."""
+    return endpoint_v2(load_result(path), cold_start)
 
 
 def with_endpoints(s: Spec, table: pd.DataFrame) -> pd.DataFrame:
@@ -180,6 +187,7 @@ def collapse_rows(table: pd.DataFrame, with_expert: bool = True) -> list[list[st
     return rows
 
 
+@remember()
 def spike_table(s: Spec) -> pd.DataFrame:
     """Per confirmation cell: the typical update's gradient norm (median over the first SPIKE_EARLY_ROLLOUTS rollouts
     of the per-rollout mean: before any run collapsed, when a dead policy's zero gradients would drag it to 0), the
@@ -228,6 +236,7 @@ _ORDER = {
 }
 
 
+@remember()
 def mechanism_table(names: dict[str, str] = F2) -> pd.DataFrame:
     """Per run of one measurement (``names``: :data:`F2` or :data:`FIRST`): finding 2's no-clip GRPO and GSPO arms,
     GRPO at grad clip 1.0 and the interventions (dual-clip, caps of 10 and 30), on both models, seeds 10-14, with

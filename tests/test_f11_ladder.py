@@ -131,3 +131,17 @@ def test_the_ladder_rules_hold_and_their_mutants_are_caught():
     assert _safe_holds(ladder.safe_verdict) and not _safe_holds(_safe_ignoring_freezes)
     assert _warmup_holds(ladder.warmup_verdict) and not _warmup_holds(_warmup_counting_out_of_one)
     assert _kl50_holds(ladder.kl50_verdict) and not _kl50_holds(_kl50_every_dose)
+
+
+def test_the_batched_fit_is_the_single_fit_bit_for_bit():
+    """kl50's bootstrap fits every resample in one Newton loop (logistic_many); each crossing must be logistic's on
+    the same resample exactly, so the page's interval does not move (NaN where the slope is not positive)."""
+    rng = np.random.default_rng(3)
+    for n in (8, 25, 40):
+        x = np.log10(rng.uniform(1e-4, 1e-1, n))
+        y = (x + rng.normal(0, 0.6, n) > -2.5).astype(float)
+        draws = np.array([i for i in (rng.integers(0, n, n) for _ in range(300)) if 0 < y[i].sum() < n])
+        single = np.array([ladder.logistic(x[i], y[i]) for i in draws])
+        assert np.array_equal(ladder.logistic_many(x[draws], y[draws]), single, equal_nan=True)
+    falling = np.array([[-2.0, -1.0, 0.0]]), np.array([[1.0, 0.0, 0.0]])
+    assert math.isnan(ladder.logistic_many(*falling)[0])

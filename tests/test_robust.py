@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -162,3 +163,82 @@ def test_memoized_cells_still_follow_the_reading_and_record_the_seeds():
         again.pop()  # a caller changing its list does not change the memo
         assert len(cells(s, "confirm")) == len(plain)
     assert "key" in first[0].__dict__  # cached on the Cell
+
+
+def test_a_memoised_reading_equals_an_unmemoised_one():
+    """Within store.cached() the tables a reading computes (reading.remember: declared runs, finding 2's late runs)
+    are kept per reading; a section read under a left-out seed after the page's reading filled the memo, and again
+    from the memo, gives what it gives without any memo: the same verdicts, the same context, the seeds read."""
+    from gspo_lab.experiments.store import cached
+    from gspo_record.page import SECTIONS
+    from gspo_record.reread import verdicts
+
+    section = {"f2late": SECTIONS["f2late"]}
+    with reading.track() as seen:
+        _, base_out = verdicts(section)
+    seed = sorted(seen)[1]
+    with reading.reading(drop_seed=seed), reading.track() as plain_seen:
+        plain, plain_out = verdicts(section)
+    assert repr(plain_out) != repr(base_out)  # it moves numbers: a memo blind to the reading would be caught
+    with cached():
+        verdicts(section)
+        for _ in range(2):  # computed under the reading, then read back from the memo
+            with reading.reading(drop_seed=seed), reading.track() as memo_seen:
+                memo, memo_out = verdicts(section)
+            assert memo == plain and repr(memo_out) == repr(plain_out) and memo_seen == plain_seen
+
+
+def test_remember_keys_on_the_reading_copies_and_refuses_tables():
+    """reading.remember computes once per reading within reading.memo(), hands out copies, replays the seeds read,
+    and refuses a table argument (its repr elides rows, so it is no key)."""
+    calls = []
+
+    @reading.remember()
+    def table(n: int) -> pd.DataFrame:
+        calls.append(reading.left_out())
+        reading.note_seeds([1, 2])
+        return pd.DataFrame({"x": range(n)})
+
+    table(2), table(2)
+    assert calls == [None, None]  # no memo outside memo()
+    with reading.memo():
+        first = table(2)
+        first.loc[0, "x"] = 99  # a caller changing its copy does not change the memo
+        with reading.track() as seen:
+            assert table(2)["x"].tolist() == [0, 1]
+        assert seen == {1, 2}
+        with reading.reading(drop_seed=1):
+            table(2)
+        with pytest.raises(TypeError, match="no tables"):
+            table(pd.DataFrame())
+    assert calls == [None, None, None, 1]
+
+
+def _two_by_two_runs(shift: float, seeds=range(60, 67)) -> pd.DataFrame:
+    """Arms A-D over ``seeds`` with late accuracy, reward AUC and final evaluation; B, C and D above A by ``shift``
+    plus per-seed noise; seed 70 has arm A alone (in the table, in no paired difference)."""
+    rng = np.random.default_rng(7)
+    rows = [{"arm_id": arm, "seed": seed, **{c: 0.3 + shift * (arm != "A") + rng.normal(0, 0.05) for c in
+             ("late_acc", "reward_auc", "eval_final")}} for seed in seeds for arm in "ABCD"]  # fmt: skip
+    return pd.DataFrame(rows + [{"arm_id": "A", "seed": 70, "late_acc": 0.3, "reward_auc": 0.3, "eval_final": 0.3}])
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.04, 0.3])
+def test_paired_flips_read_what_reread_flips_reads(shift):
+    """Finding 10's leave-one-out readings from the per-seed differences (f10.ten.paired_flips: a seed left out drops
+    its entry) give the flips that re-measuring each table without the seed gives (reread_flips), for one difference
+    and for the 2×2's four."""
+    from gspo_lab.experiments.stats import paired_diff
+    from gspo_record.f10.ten import paired_flips, reread_flips, ten_verdict
+    from gspo_record.f10.why import effects, late_verdict
+
+    m = _two_by_two_runs(shift)
+    for measure, judge in (
+        (lambda runs, column: paired_diff(runs, "B", "A", column), late_verdict),
+        (effects, ten_verdict),
+    ):
+        read = lambda runs, column, measure=measure, judge=judge: judge(measure(runs, column))  # noqa: E731
+        outcome = judge(measure(m, "late_acc")).outcome
+        assert paired_flips(measure, judge, m, outcome) == reread_flips(read, m, outcome)
+        every = paired_flips(measure, judge, m, "no such outcome")  # every reading, its label as reread_flips gives it
+        assert every == reread_flips(read, m, "no such outcome") and len(every) == 2 + 8

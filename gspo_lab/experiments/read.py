@@ -7,6 +7,7 @@ import math
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.spec import Spec, cells, spec_named
 from gspo_lab.experiments.store import load_result, result_path
 
@@ -92,6 +93,7 @@ def stored_arms(spec_names: list[str], seeds: str = "confirm") -> list[dict]:
     return out
 
 
+@reading.remember()
 def cold_starts(spec_name: str | tuple[str, ...] = COLD_START_SPECS) -> dict[tuple[str, int, float, str], dict]:
     """The pooled cold starts: per :func:`cold_start_key` (checkpoint, length, temperature, task), the mean sampled
     accuracy over the specs' stored ``cold_start`` probe cells (``accuracy``), the samples pooled, the seeds, the

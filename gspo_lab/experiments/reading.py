@@ -12,12 +12,18 @@ A *reading* is one of:
 Only ``late_acc`` moves under an endpoint reading: collapse flags, clip fractions and the other measurements keep
 their definitions, so a verdict that does not read ``late_acc`` cannot move under one. :func:`track` records which
 training seeds a block of code read, so a robustness pass leaves out only the seeds a section used.
+
+Within :func:`memo` (the page build: :func:`gspo_lab.experiments.store.cached`), a function wrapped in
+:func:`remember` computes its value once per arguments *and reading* (left-out seed, endpoint, whatever its ``also``
+adds): a later call gets a copy, with the seeds the first call read noted again (so :func:`track` sees them).
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 __all__ = [
@@ -33,6 +39,8 @@ __all__ = [
     "note_seeds",
     "inner",
     "in_inner",
+    "memo",
+    "remember",
 ]
 
 #: the endpoint readings: name -> what the page calls it
@@ -129,3 +137,47 @@ def note_seeds(seeds) -> None:
     """Record training seeds as read (a no-op outside :func:`track`)."""
     if _STATE["seen"] is not None:
         _STATE["seen"].update(int(s) for s in seeds)
+
+
+_MEMO: dict | None = None
+
+
+@contextmanager
+def memo() -> Iterator[None]:
+    """Within the block, :func:`remember`'s functions keep their values (nested blocks share the outer one's)."""
+    global _MEMO
+    before = _MEMO
+    _MEMO = {} if before is None else before
+    try:
+        yield
+    finally:
+        _MEMO = before
+
+
+def remember(also: Callable[[], object] = lambda: None, *, per_reading: bool = True) -> Callable:
+    """Decorator: within :func:`memo`, the function's value per (its arguments by ``repr``, the reading's left-out
+    seed and endpoint, ``also()``); each call returns a copy (a DataFrame's ``copy()``, else a deep copy) and notes the
+    seeds the first call read. Outside :func:`memo` it computes every time. For functions of the stored results and
+    the reading alone: no verdicts, no other state. ``per_reading=False``: one value for every reading, for a function
+    no reading can change (one stored run's own series, read by its path)."""
+
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def remembered(*args, **kw):
+            if _MEMO is None:
+                return fn(*args, **kw)
+            if any(hasattr(a, "shape") for a in (*args, *kw.values())):  # a table's repr elides rows: no key
+                raise TypeError(f"{fn.__qualname__}: remember() keys on repr, so it takes no tables or arrays")
+            now = (_STATE["drop_seed"], _STATE["endpoint"]) if per_reading else ()
+            key = (fn.__module__, fn.__qualname__, repr(args), repr(sorted(kw.items())), *now, also())
+            if key not in _MEMO:
+                with track() as seen:
+                    value = fn(*args, **kw)
+                _MEMO[key] = (value, frozenset(seen))
+            value, seen = _MEMO[key]
+            note_seeds(seen)
+            return value.copy() if hasattr(value, "to_numpy") else copy.deepcopy(value)
+
+        return remembered
+
+    return wrap

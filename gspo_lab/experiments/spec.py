@@ -215,7 +215,10 @@ def spec_named(name: str) -> Spec:
     if not path.is_file():
         known = sorted(p.stem for p in (data_dir() / "specs").glob("*.toml"))
         raise ValueError(f"spec_name must name a spec in data/specs/ ({', '.join(known)}), got {name!r}")
-    return load_spec(path)
+    if _MEMO is None:
+        return load_spec(path)
+    key = ("spec", str(path), path.stat().st_mtime_ns)  # within memoized(): each file read once (a frozen Spec)
+    return _MEMO[key] if key in _MEMO else _MEMO.setdefault(key, load_spec(path))
 
 
 _MEMO: dict | None = None
@@ -223,8 +226,9 @@ _MEMO: dict | None = None
 
 @contextlib.contextmanager
 def memoized() -> Iterator[None]:
-    """Within the block, :func:`cells` builds each spec's cells once (the findings page asks for them thousands of
-    times, once per robustness reading); the readings' seed filter still applies to every call."""
+    """Within the block, :func:`cells` builds each spec's cells once and :func:`spec_named` reads each spec file once
+    (the findings page asks for them thousands of times, once per robustness reading); the readings' seed filter
+    still applies to every call."""
     global _MEMO
     before = _MEMO
     _MEMO = {} if before is None else before
@@ -238,10 +242,14 @@ def cells(spec: Spec, seeds: str = "all", *, core: bool = False) -> list[Cell]:
     """Every cell of the spec for a seed set, in a fixed order (grid points × seeds); ``core``: only the core set's
     grid points (:meth:`Spec.in_core`). A robustness reading's left-out seed is left out (gspo_lab/experiments/
     reading.py)."""
-    memo_key = (repr(spec), seeds, core, reading.left_out())
-    if _MEMO is not None and memo_key not in _MEMO:
-        _MEMO[memo_key] = _cells(spec, seeds, core)
-    out = _cells(spec, seeds, core) if _MEMO is None else list(_MEMO[memo_key])
+    if _MEMO is None:
+        out = _cells(spec, seeds, core)
+    else:  # built once with every seed; the reading's left-out seed filtered here, as _cells does
+        if (memo_key := (repr(spec), seeds, core)) not in _MEMO:
+            with reading.reading():
+                _MEMO[memo_key] = _cells(spec, seeds, core)
+        drop = reading.left_out() if reading.replicate(spec.probe) else None
+        out = [c for c in _MEMO[memo_key] if drop is None or c.seed != drop]
     if seeds != "all" and reading.replicate(spec.probe):
         reading.note_seeds(c.seed for c in out)
     return out

@@ -213,8 +213,9 @@ def paired_diff(table: pd.DataFrame, arm: str, base: str, metric: str, column: s
 
     (sa, va), (sb, vb) = per_seed(arm), per_seed(base)
     common, ia, ib = np.intersect1d(sa, sb, return_indices=True)
-    diff = pd.Series(va[ia] - vb[ib], index=pd.Index(common, name="seed"), dtype=float, name=metric)
-    return diff[diff.notna()]
+    diff = va[ia] - vb[ib]
+    keep = ~np.isnan(diff)  # e.g. inf - inf
+    return pd.Series(diff[keep], index=pd.Index(common[keep], name="seed"), dtype=float, name=metric)
 
 
 def interval_sign(values, bounds=None) -> int:

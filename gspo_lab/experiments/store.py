@@ -164,14 +164,15 @@ def _same_rows(a: dict, b: dict) -> dict[str, int]:
 
 @contextmanager
 def cached() -> Iterator[None]:
-    """Within the block, :func:`load_result` parses each stored file once and :func:`~gspo_lab.experiments.spec.
-    cells` builds each spec's cells once (:func:`~gspo_lab.experiments.spec.memoized`): the findings page reads them
-    many times, once per robustness reading."""
+    """Within the block, :func:`load_result` parses each stored file once, :func:`~gspo_lab.experiments.spec.cells`
+    builds each spec's cells once (:func:`~gspo_lab.experiments.spec.memoized`) and the readers wrapped in
+    :func:`~gspo_lab.experiments.reading.remember` compute once per reading (:func:`finished`, the cold starts): the
+    findings page reads them many times, once per robustness reading. Leaving the block forgets them all."""
     global _CACHE
     before = _CACHE
     _CACHE = {} if before is None else before
     try:
-        with memoized():
+        with memoized(), reading.memo():
             yield
     finally:
         _CACHE = before
@@ -199,23 +200,8 @@ def write_result(path: Path, obj: dict, base: Path | None = None) -> None:
 def merge(spec: Spec, *, write: bool = True) -> pd.DataFrame:
     """One row per finished cell of ``spec`` (current code version): grid values, seed, summary. With ``write``,
     also saved as ``data/results/<name>.csv``."""
-    keys = {c.key: c for c in cells(spec, "all")}
-    rows = []
-    for path in stored_files(results_dir(spec.name)):
-        result = load_result(path)
-        if result["key"] not in keys:
-            continue  # another code version or a cell no longer in the spec: kept on disk, left out of the table
-        seed_set = "search" if result["seed"] in spec.search_seeds else "confirm"
-        rows.append(
-            {
-                **result["point"],
-                "seed": result["seed"],
-                "seed_set": seed_set,
-                "key": result["key"],
-                **result["summary"],
-                "wall_s": result["wall_s"],
-            }
-        )
+    keys = {c.key for c in cells(spec, "all")}  # a reading's left-out seed is left out here
+    rows = [row for row in _rows(spec) if row["key"] in keys]
     table = pd.DataFrame(rows)
     if rows:
         columns = [name for key in spec.grid for name in key.split(",") if name != "seed"]
@@ -227,6 +213,18 @@ def merge(spec: Spec, *, write: bool = True) -> pd.DataFrame:
     return table
 
 
+@reading.remember(per_reading=False)
+def _rows(spec: Spec) -> list[dict]:
+    """A row per stored result of ``spec`` whose key is a cell of it (another code version, or a cell no longer in
+    the spec, is kept on disk and left out), in file order: grid values, seed, seed set, key, summary, wall time."""
+    with reading.reading():  # every seed: merge leaves out the reading's
+        keys = {c.key for c in cells(spec, "all")}
+    results = (load_result(path) for path in stored_files(results_dir(spec.name)))
+    return [{**r["point"], "seed": r["seed"], "seed_set": "search" if r["seed"] in spec.search_seeds else "confirm",
+             "key": r["key"], **r["summary"], "wall_s": r["wall_s"]} for r in results if r["key"] in keys]  # fmt: skip
+
+
+@reading.remember()
 def finished(spec: Spec, seeds: str = "all") -> pd.DataFrame:
     """The merged table of a spec, restricted to a seed set."""
     table = merge(spec, write=False)

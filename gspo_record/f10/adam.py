@@ -23,14 +23,14 @@ import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import declared_t_sign, paired_diff
-from gspo_record.f10.ten import reread_flips
+from gspo_record.f10.ten import paired_flips
 from gspo_record.f10.why import SPECS
 from gspo_record.fmt import diff_cell, num, robustness
 from gspo_record.rules import PENDING, Rule, Verdict, consistent, consistent_label, majority, register
 from gspo_record.tables import progress, spec
 
-__all__ = ["SPEC", "ARMS", "ARM", "ACCOUNT", "arm_verdict", "account_verdict", "pool", "read_arm", "read_account",
-           "section"]  # fmt: skip
+__all__ = ["SPEC", "ARMS", "ARM", "ACCOUNT", "arm_verdict", "account_verdict", "pool", "arm_diffs", "read_arm",
+           "account_diffs", "judge_account", "read_account", "section"]  # fmt: skip
 
 SPEC = SPECS["adam"]
 #: TrainConfig.spike -> the spec's arm name
@@ -120,14 +120,29 @@ def pool(table: pd.DataFrame, model: str) -> pd.DataFrame:
     return m[keep].reset_index(drop=True)
 
 
+def arm_diffs(m: pd.DataFrame, arm: str, column: str = "late_acc") -> tuple[pd.Series, pd.Series]:
+    """(arm − A, arm − SKIP): per-seed differences of ``column`` on pooled runs ``m`` (:func:`pool`)."""
+    return paired_diff(m, arm, "A", column), paired_diff(m, arm, "SKIP", column)
+
+
 def read_arm(m: pd.DataFrame, arm: str, column: str = "late_acc") -> Verdict:
     """``f10w.arm`` for ``arm`` on pooled runs ``m`` (:func:`pool`), reading ``column``."""
-    return arm_verdict(paired_diff(m, arm, "A", column), paired_diff(m, arm, "SKIP", column))
+    return arm_verdict(*arm_diffs(m, arm, column))
+
+
+def account_diffs(m: pd.DataFrame, column: str = "late_acc") -> dict[str, tuple[pd.Series, pd.Series]]:
+    """Every arm's :func:`arm_diffs`."""
+    return {a: arm_diffs(m, a, column) for a in ARMS.values()}
+
+
+def judge_account(diffs: dict[str, tuple[pd.Series, pd.Series]]) -> Verdict:
+    """``f10w.account`` on every arm's :func:`arm_diffs`."""
+    return account_verdict({arm: arm_verdict(*d) for arm, d in diffs.items()})  # "arm": where each is read
 
 
 def read_account(m: pd.DataFrame, column: str = "late_acc") -> Verdict:
     """``f10w.account`` on pooled runs ``m``, every arm read on ``column``."""
-    return account_verdict({a: read_arm(m, a, column) for a in ARMS.values()})
+    return judge_account(account_diffs(m, column))
 
 
 def section(table: pd.DataFrame) -> dict:
@@ -146,13 +161,15 @@ def section(table: pd.DataFrame) -> dict:
                 rows.append([model, arm, "—", "—", "(stored baseline)", "—", *counts])
                 continue
             verdict = read_arm(m, arm)
-            flips = [] if verdict.outcome == PENDING else reread_flips(lambda r, c, a=arm: read_arm(r, a, c), m,
+            flips = [] if verdict.outcome == PENDING else paired_flips(lambda r, c, a=arm: arm_diffs(r, a, c),
+                                                                       lambda d: arm_verdict(*d), m,
                                                                        verdict.outcome, _word)  # fmt: skip
             diffs = [diff_cell(paired_diff(m, arm, base, "late_acc")) for base in ("A", "SKIP")]
             rows.append([model, arm, *diffs, str(verdict), robustness(flips), *counts])
             verdicts.append({"model": model, "arm": arm, "verdict": verdict, "sure": "fragile" if flips else "robust"})
         account = read_account(m)
-        flips = [] if account.outcome == PENDING else reread_flips(read_account, m, account.outcome, _word)
+        flips = [] if account.outcome == PENDING else paired_flips(account_diffs, judge_account, m, account.outcome,
+                                                                   _word)  # fmt: skip
         accounts.append({"model": model, "verdict": account, "sure": "fragile" if flips else "robust", "flips": flips,
                          **step_sizes(m)})  # fmt: skip
     header = ["model", "arm", "arm − A (plain GRPO), seeds 60-64", "arm − SKIP", "f10w.arm", "robustness",

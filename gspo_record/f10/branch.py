@@ -18,7 +18,7 @@ import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import declared_t_sign, paired_diff
-from gspo_record.f10.ten import reread_flips
+from gspo_record.f10.ten import paired_flips
 from gspo_record.f10.why import SPECS
 from gspo_record.fmt import diff_cell, num, off, robustness
 from gspo_record.rules import PENDING, Rule, Verdict, register
@@ -121,8 +121,8 @@ def section(table: pd.DataFrame) -> dict:
                 continue
             diff = paired_diff(m, name, "TRUNK", "late_acc")
             verdict = branch_verdict(diff)
-            read = lambda runs, column, n=name: branch_verdict(paired_diff(runs, n, "TRUNK", column))  # noqa: E731
-            flips = [] if verdict.outcome == PENDING else reread_flips(read, m, verdict.outcome)
+            measure = lambda runs, column, n=name: paired_diff(runs, n, "TRUNK", column)  # noqa: E731
+            flips = [] if verdict.outcome == PENDING else paired_flips(measure, branch_verdict, m, verdict.outcome)
             paired, unpaired = spreads(m, name)
             tight = paired_verdict(paired, unpaired)
             g = m[m["arm_id"] == name]

@@ -50,8 +50,8 @@ def fresh(table: pd.DataFrame) -> list[list]:
             before, fresh = paired_diff(o, arm, base, "late_acc"), paired_diff(n, arm, base, "late_acc")
             verdict = provisional(rule(fresh), n, (arm, base))
             pair = f"{ARMS[arm]} − {ARMS[base]}"
-            read = lambda runs, column, arm=arm, base=base, rule=rule: rule(paired_diff(runs, arm, base, column))  # noqa: E731
-            flips = f10_ten.reread_flips(read, n, verdict.outcome)
+            measure = lambda runs, column, arm=arm, base=base: paired_diff(runs, arm, base, column)  # noqa: E731
+            flips = f10_ten.paired_flips(measure, rule, n, verdict.outcome)
             sure = robustness(flips)
             rows.append([model, pair, f"{diff_cell(before)} ({seen})", diff_cell(fresh), str(verdict), sure])
     return rows

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 import gspo_record.f10.adam as f10_adam
 import gspo_record.f10.branch as f10_branch
 import gspo_record.f10.dual as f10_dual
 import gspo_record.f10.revert as f10_revert
 import gspo_record.f10.sgd as f10_sgd
 import gspo_record.f10.ten as f10_ten
+from gspo_lab.experiments.reading import remember
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import paired_diff
 from gspo_lab.experiments.store import load_result, result_path
@@ -75,20 +77,33 @@ def _with_logged(s, table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with each run's mean over rollouts of the logged shares (skipped, capped updates), cosine and KL k3
     (``kl``) and of AdamW's peak (``peak``), and per gradient group its largest pre-clip norm (``norm_<group>``) and
     AdamW peak (``peak_<group>``)."""
-    by_key = {c.key: c for c in cells(s, "all")}
-    rows = []
-    for key in table["key"]:
-        pr = load_result(result_path(by_key[key]))["per_rollout"]
-        row = {name: pd.Series(pr.get(k, []), dtype=float).mean() for name, k in _PER_ROLLOUT.items()}
-        peaks = pd.DataFrame({g: pd.Series(pr.get(f"adam/peak_{g}:max", []), dtype=float) for g in GROUPS})
-        row["peak"] = peaks.mean(axis=1).mean()  # AdamW's largest |g| / √v̂, mean over groups and rollouts
-        for g in GROUPS:
-            row[f"norm_{g}"] = pd.Series(pr.get(f"grad/norm_{g}:max", []), dtype=float).max()
-            row[f"peak_{g}"] = pd.Series(pr.get(f"adam/peak_{g}:max", []), dtype=float).max()
-        rows.append(row)
-    return pd.concat([table.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+    logged = _logged_table(s.name).loc[list(table["key"])].reset_index(drop=True)
+    return pd.concat([table.reset_index(drop=True), logged], axis=1)
 
 
+@remember(per_reading=False)
+def _logged_table(name: str) -> pd.DataFrame:
+    """:func:`_logged`'s row of every stored run of spec ``name`` (every seed), indexed by key: one table for every
+    reading (each row is one run's own series), where a reading's runs took a remembered call per run."""
+    with reading.reading():
+        found = [c for c in cells(spec(name), "all") if result_path(c).exists()]
+    return pd.DataFrame([_logged(result_path(c)) for c in found], index=pd.Index([c.key for c in found], name="key"))
+
+
+@remember(per_reading=False)
+def _logged(path) -> dict:
+    """One stored run's row of :func:`_with_logged` (its own series: no reading changes it)."""
+    pr = load_result(path)["per_rollout"]
+    row = {name: pd.Series(pr.get(k, []), dtype=float).mean() for name, k in _PER_ROLLOUT.items()}
+    peaks = pd.DataFrame({g: pd.Series(pr.get(f"adam/peak_{g}:max", []), dtype=float) for g in GROUPS})
+    row["peak"] = peaks.mean(axis=1).mean()  # AdamW's largest |g| / √v̂, mean over groups and rollouts
+    for g in GROUPS:
+        row[f"norm_{g}"] = pd.Series(pr.get(f"grad/norm_{g}:max", []), dtype=float).max()
+        row[f"peak_{g}"] = pd.Series(pr.get(f"adam/peak_{g}:max", []), dtype=float).max()
+    return row
+
+
+@remember()
 def runs() -> pd.DataFrame:
     """Every finished run of the f10 specs (endpoint v2 columns, ``arm_id``, ``model``, ``source``, logged shares),
     and finding 2's stored seed-10-14 runs the onset arms are paired with (``source`` "f2")."""

@@ -46,6 +46,7 @@ __all__ = [
     "robust_skip",
     "skip_section",
     "reread_flips",
+    "paired_flips",
 ]
 
 SEEDS = 10
@@ -82,6 +83,33 @@ def reread_flips(read, m: pd.DataFrame, outcome: str, name=lambda v: v.label) ->
     return flips
 
 
+def paired_flips(measure, judge, m: pd.DataFrame, outcome: str, name=lambda v: v.label) -> list[str]:
+    """:func:`reread_flips` of ``read(runs, column) = judge(measure(runs, column))``, where ``measure`` gives per-seed
+    values indexed by seed (a Series, or a tuple or dict of them), each seed's entry read from that seed's runs alone
+    (:func:`~gspo_lab.experiments.stats.paired_diff`): a seed left out drops its entry, so the leave-one-out readings
+    drop it from the late-accuracy measure rather than measure every table without it (the same values, a fraction
+    of the time)."""
+    flips = []
+    with reading.inner():
+        for what, column in (("training-reward AUC", "reward_auc"), ("final evaluation", "eval_final")):
+            if (other := judge(measure(m, column))).outcome != outcome:
+                flips.append(f"{what}: {name(other)}")
+        late = measure(m, "late_acc")
+        for seed in sorted(m["seed"].unique()):
+            if (other := judge(_without(late, seed))).outcome != outcome:
+                flips.append(f"without seed {seed}: {name(other)}")
+    return flips
+
+
+def _without(measured, seed):
+    """``measured`` (:func:`paired_flips`) with ``seed``'s entries dropped."""
+    if isinstance(measured, dict):
+        return {k: _without(v, seed) for k, v in measured.items()}
+    if isinstance(measured, tuple):
+        return tuple(_without(v, seed) for v in measured)
+    return measured.drop(seed, errors="ignore")
+
+
 def robust_ten(m: pd.DataFrame, read=ten_verdict, seeds: int = SEEDS) -> tuple:
     """(verdict, flips) on one model's pooled 2×2 runs (arm_id A-D, seed, late_acc, reward_auc, eval_final):
     ``read`` (the four effects -> Verdict; default ``f10t.two_by_two``) with the declared re-readings, provisional
@@ -89,8 +117,7 @@ def robust_ten(m: pd.DataFrame, read=ten_verdict, seeds: int = SEEDS) -> tuple:
     verdict = read(effects(m))
     if verdict.outcome == PENDING:
         return verdict, []
-    flips = reread_flips(lambda runs, column: read(effects(runs, column)), m, verdict.outcome,
-                   lambda v: v.label.split(":")[0])  # fmt: skip
+    flips = paired_flips(effects, read, m, verdict.outcome, lambda v: v.label.split(":")[0])
     done = m.groupby("arm_id")["seed"].nunique().min() if len(m) else 0
     if done < seeds:
         verdict = replace(verdict, provisional=f"{done} of {seeds} seeds finished")
@@ -130,7 +157,7 @@ def robust_paired(m: pd.DataFrame, arm: str, base: str, read) -> tuple:
     verdict = read(diff)
     if verdict.outcome == PENDING:
         return verdict, [], diff
-    flips = reread_flips(lambda runs, column: read(paired_diff(runs, arm, base, column)), m, verdict.outcome)
+    flips = paired_flips(lambda runs, column: paired_diff(runs, arm, base, column), read, m, verdict.outcome)
     if len(diff) < SEEDS:
         verdict = replace(verdict, provisional=f"{len(diff)} of {SEEDS} seeds finished")
     return verdict, flips, diff

@@ -19,6 +19,7 @@ from dataclasses import replace
 import pandas as pd
 
 from gspo_lab.experiments import failure
+from gspo_lab.experiments.reading import remember
 from gspo_record.f11.regimes import per_rollout
 from gspo_record.f11.successors import POSITION, position
 from gspo_record.rules import COLLAPSES_AT_LEAST, PENDING, STABLE_AT_MOST, Rule, register
@@ -83,6 +84,7 @@ def _kept_share(source: str, key: str) -> float:
     return sum(shares) / len(shares) if shares else math.nan
 
 
+@remember()
 def arm_table() -> pd.DataFrame:
     """f11f's and f11g's finished runs: arm_id, seed, late_acc, reward_auc, eval_final, collapsed, frozen, kept."""
     parts = []

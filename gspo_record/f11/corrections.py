@@ -16,6 +16,7 @@ import pandas as pd
 import gspo_lab.experiments.reading as reading
 from gspo_lab.corrections import MODES
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
+from gspo_lab.experiments.reading import remember
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import declared_t_sign, paired_diff
 from gspo_lab.experiments.store import load_result, result_path
@@ -80,6 +81,7 @@ def _arm(row) -> str:
     return mode if isinstance(mode, str) and mode in MODES else "RECOMPUTE"
 
 
+@remember()
 def runs(name: str = SPEC) -> pd.DataFrame:
     """Every finished run of spec ``name``, with ``arm_id``, ``model`` and the mean over rollouts of the logged
     correction shares."""

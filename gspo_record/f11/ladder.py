@@ -25,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from gspo_lab.experiments.reading import remember
 from gspo_record.f11.regimes import DRIFT, SPEC_B, SPEC_D, per_rollout
 from gspo_record.f11.regimes import runs as regime_runs
 from gspo_record.f11.successors import POSITION, position
@@ -107,6 +108,7 @@ def _series(source: str, key: str) -> tuple[float, float]:
     return float(kl[0]), max(finite) if finite else math.nan
 
 
+@remember()
 def runs() -> pd.DataFrame:
     """The ladder's and the anchor's MoE runs of :data:`ARMS`: arm_id, seed, lr, warmup, dose ("lr 4e-5", "lr 1e-4,
     warm-up 80"), late_acc, collapsed, frozen, collapse_onset, frozen_onset, drift, peak, source, key."""
@@ -150,6 +152,29 @@ def logistic(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE) -> float:
     return mu - sd * beta[0] / beta[1] if beta[1] > 0 else math.nan
 
 
+def logistic_many(xs: np.ndarray, ys: np.ndarray, ridge: float = RIDGE) -> np.ndarray:
+    """:func:`logistic` of each row of ``xs`` and ``ys`` (shape (R, n): R resamples of n runs), in one Newton loop
+    over the rows not yet converged: each row takes :func:`logistic`'s steps on the same numbers, so its crossing is
+    :func:`logistic`'s (tests/test_f11_ladder.py checks, bit for bit)."""
+    mu, sd = xs.mean(axis=1), xs.std(axis=1)
+    sd = np.where(sd == 0, 1.0, sd)
+    z = np.stack([np.ones_like(xs), (xs - mu[:, None]) / sd[:, None]], axis=2)  # (R, n, 2)
+    beta, penalty = np.zeros((len(xs), 2)), np.diag([0.0, ridge])
+    active = np.ones(len(xs), dtype=bool)
+    for _ in range(100):
+        rows = np.flatnonzero(active)
+        if not len(rows):
+            break
+        zr, b, zt = z[rows], beta[rows], np.swapaxes(z[rows], 1, 2)
+        p = 1 / (1 + np.exp(-(zr @ b[:, :, None])[:, :, 0]))
+        grad = (zt @ (ys[rows] - p)[:, :, None])[:, :, 0] - b @ penalty.T
+        hess = zt @ (zr * (p * (1 - p))[:, :, None]) + penalty
+        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        beta[rows] = b + step
+        active[rows] = np.abs(step).max(axis=1) >= 1e-10
+    return np.where(beta[:, 1] > 0, mu - sd * beta[:, 0] / np.where(beta[:, 1] > 0, beta[:, 1], 1.0), np.nan)
+
+
 def kl50(table: pd.DataFrame, arm: str, flag: str = "collapsed") -> dict:
     """Rule ``f11e.kl50`` for ``arm`` on the no-warm-up runs (``flag``: collapsed, or frozen): the crossing in KL k3
     with its bootstrap interval, or why there is none; with the count and the drift's range."""
@@ -166,14 +191,11 @@ def kl50(table: pd.DataFrame, arm: str, flag: str = "collapsed") -> dict:
         return {**out, "verdict": KL50.verdict("all" if k == n else "none", note)}
     if min(k, n - k) < MIN_EACH:
         return {**out, "verdict": KL50.verdict("few", note)}
+    point = logistic(x, y)  # first: it refuses a non-finite drift
     rng = np.random.default_rng(BOOTSTRAP_SEED)
-    crossings = []
-    for _ in range(BOOTSTRAP):
-        i = rng.integers(0, n, n)
-        if 0 < y[i].sum() < n:
-            crossings.append(logistic(x[i], y[i]))
-    crossings = np.array([c for c in crossings if math.isfinite(c)])
-    point = logistic(x, y)
+    draws = np.array([i for i in (rng.integers(0, n, n) for _ in range(BOOTSTRAP)) if 0 < y[i].sum() < n])
+    crossings = logistic_many(x[draws], y[draws]) if len(draws) else np.array([])
+    crossings = crossings[np.isfinite(crossings)]
     lo, hi = np.percentile(crossings, [2.5, 97.5]) if len(crossings) else (math.nan, math.nan)
     return {**out, "verdict": KL50.verdict("crossing", note), "kl50": 10**point, "low": 10**lo, "high": 10**hi,
             "resamples": len(crossings)}  # fmt: skip

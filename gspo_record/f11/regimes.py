@@ -19,6 +19,7 @@ import functools
 import pandas as pd
 
 from gspo_lab.config import TrainConfig
+from gspo_lab.experiments.reading import remember
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.store import load_result, result_path
 from gspo_record.fmt import clip_label, num
@@ -157,6 +158,7 @@ def baseline_counts(table: pd.DataFrame) -> list[dict]:
     return out
 
 
+@remember()
 def runs(name: str = SPEC) -> pd.DataFrame:
     """Every finished run of regime spec ``name`` and the stored GRPO / GSPO runs of its regime on the same seeds
     (finding 2's, at the regime's grad clip, without Routing Replay; ``arm_id`` = objective; ``model``; ``source``)."""

@@ -20,6 +20,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from gspo_lab.experiments.reading import remember
 from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_record.rules import PENDING, Rule, register
 
@@ -138,6 +139,7 @@ def _check_lag(series: dict, late_from: int, key: str, lag: int) -> None:
         raise ValueError(f"cell {key}: its logged stale/lag over its late rollouts is {sorted(lags)}, not {lag}")
 
 
+@remember()
 def lag_table(name: str, seeds: str) -> pd.DataFrame:
     """Spec ``name``'s finished runs of seed set ``seeds``: arm, lag, seed, late_acc, collapsed, frozen, failed
     (either), clip, kl (the update's kl/k3), stale_kl (stale/kl_k3), over late rollouts, and ess_min

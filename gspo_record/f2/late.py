@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
+from gspo_lab.experiments.reading import remember
 from gspo_lab.experiments.stats import interval_sign, paired_diff
 from gspo_record.fmt import clip_label, diff_cell
 from gspo_record.rules import PENDING, Rule, Verdict, register
@@ -54,6 +55,7 @@ COMPARISONS = (
 )
 
 
+@remember()
 def _runs(names: dict[str, str]) -> pd.DataFrame:
     """Every seed-10-14 run of the M = 16 family of one measurement, named "<objective>[ + R2] clip <clip>"."""
     parts = []
