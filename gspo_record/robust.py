@@ -24,10 +24,12 @@ page says so.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections import Counter, defaultdict
 
 import gspo_lab.experiments.reading as reading
-from gspo_record.reread import SEEN, verdicts
+from gspo_record.reread import SECONDS, SEEN, verdicts
 from gspo_record.rules import PENDING
 
 __all__ = ["readings", "robustness", "marks", "check_pairing", "summary"]
@@ -49,6 +51,47 @@ def _read(name: str, section, **kw) -> tuple[list | None, str]:
     return log.get(name, []), ""
 
 
+#: what the worker processes read (set before they fork; :func:`_read_all`)
+_TASKS: list = []
+
+
+def workers() -> int:
+    """Processes for the re-readings: ``GSPO_RECORD_WORKERS`` if set, else one per core this process may use (at
+    most 2: each holds the build's memo). 1 reads them in this process."""
+    if os.environ.get("GSPO_RECORD_WORKERS"):
+        return max(1, int(os.environ["GSPO_RECORD_WORKERS"]))
+    return min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def _read_task(i: int) -> tuple[list | None, str, float]:
+    name, section, kw = _TASKS[i]
+    before = SECONDS[name]
+    other, why = _read(name, section, **kw)
+    return other, why, SECONDS[name] - before
+
+
+def _read_all(sections: dict, todo: list) -> list[tuple[list | None, str]]:
+    """Every (section, reading) of ``todo`` read, in order. The readings are independent (each sets its own reading
+    and reads stored data through the build's memo), so with :func:`workers` > 1 they are shared among forked
+    processes, which inherit the memo the page's own reading filled; their seconds are added to the build's timing
+    (:data:`gspo_record.reread.SECONDS`). Without fork (or with one worker) they are read here, one after another."""
+    global _TASKS
+    _TASKS = [(name, sections[name], kw) for name, _, kw in todo]
+    forked = workers() > 1 and len(_TASKS) > 1 and "fork" in multiprocessing.get_all_start_methods()
+    try:
+        if forked:
+            with multiprocessing.get_context("fork").Pool(workers()) as pool:
+                done = pool.map(_read_task, range(len(_TASKS)), chunksize=1)
+        else:
+            done = [_read_task(i) for i in range(len(_TASKS))]
+    finally:
+        _TASKS = []
+    if forked:  # the children's seconds (read in this process, _read_task's verdicts() already added them)
+        for (name, *_), (_, _, seconds) in zip(todo, done, strict=True):
+            SECONDS[name] += seconds
+    return [(other, why) for other, why, _ in done]
+
+
 def robustness(sections: dict) -> dict:
     """Every section's verdicts (``base``: ``{section: [(rule, outcome, where), ...]}``) and seeds read (``seeds``),
     the readings under which each verdict changes (``flips``: ``{section: {i: [reading: new label, ...]}}``), the
@@ -62,18 +105,19 @@ def robustness(sections: dict) -> dict:
     flips: dict[str, dict[int, list[str]]] = defaultdict(dict)
     unread: dict[str, list[str]] = defaultdict(list)
     tried = {}
-    for name, section in sections.items():
-        live = [i for i, (_, outcome, _) in enumerate(base[name]) if outcome != PENDING]
-        todo = readings(seeds[name]) if live else []
-        tried[name] = len(todo)
-        for what, kw in todo:
-            other, why = _read(name, section, **kw)
+    live = {name: [i for i, (_, outcome, _) in enumerate(base[name]) if outcome != PENDING] for name in sections}
+    todo = [(name, what, kw) for name in sections if live[name] for what, kw in readings(seeds[name])]
+    results = iter(_read_all(sections, todo))
+    for name in sections:
+        tried[name] = sum(task[0] == name for task in todo)
+        for what, _kw in (task[1:] for task in todo if task[0] == name):
+            other, why = next(results)
             if other is not None and [r for r, *_ in other] != [r for r, *_ in base[name]]:
                 other, why = None, "it reads other rules"
             if other is None:
                 unread[name].append(f"{what}: {why}")
                 continue
-            for i in live:
+            for i in live[name]:
                 rule, outcome, _ = base[name][i]
                 if other[i][1] != outcome:
                     new = SEEN[rule].outcomes.get(other[i][1], other[i][1])

@@ -242,3 +242,20 @@ def test_paired_flips_read_what_reread_flips_reads(shift):
         assert paired_flips(measure, judge, m, outcome) == reread_flips(read, m, outcome)
         every = paired_flips(measure, judge, m, "no such outcome")  # every reading, its label as reread_flips gives it
         assert every == reread_flips(read, m, "no such outcome") and len(every) == 2 + 8
+
+
+def test_the_re_readings_in_two_processes_are_the_re_readings_in_one(monkeypatch):
+    """robust._read_all shares the re-readings among forked processes: the same flips, unread sections and counts as
+    reading them one after another."""
+    from gspo_lab.experiments.store import cached
+    from gspo_record.page import SECTIONS
+
+    sections = {name: SECTIONS[name] for name in ("f2late", "f4", "f7")}
+    out = {}
+    for n in ("1", "2"):
+        monkeypatch.setenv("GSPO_RECORD_WORKERS", n)
+        assert robust.workers() == int(n)
+        with cached():
+            out[n] = robust.robustness(sections)
+    assert out["2"] == out["1"]
+    assert sum(out["2"]["tried"].values()) > 3, "the sections were re-read"
