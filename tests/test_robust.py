@@ -146,13 +146,11 @@ def test_the_page_pass_must_read_what_the_robustness_pass_read():
 
 
 def test_memoized_cells_still_follow_the_reading_and_record_the_seeds():
-    """Within spec.memoized() each spec's cells are built once, yet every call sees the reading's left-out seed and
+    """Within reading.memo() each spec's cells are built once, yet every call sees the reading's left-out seed and
     is recorded by track(), as without the memo; a Cell's key is computed once."""
-    from gspo_lab.experiments.spec import memoized
-
     s = spec_named("f10v_dual_cap_ten")
     plain = cells(s, "confirm")
-    with memoized():
+    with reading.memo():
         first = cells(s, "confirm")
         assert [c.key for c in first] == [c.key for c in plain]
         with reading.track() as seen:

@@ -40,6 +40,7 @@ __all__ = [
     "inner",
     "in_inner",
     "memo",
+    "memo_store",
     "remember",
 ]
 
@@ -152,6 +153,12 @@ def memo() -> Iterator[None]:
         yield
     finally:
         _MEMO = before
+
+
+def memo_store() -> dict | None:
+    """The build's memo within :func:`memo` (for readers that keep their own keys in it, e.g. a spec's cells), else
+    None."""
+    return _MEMO
 
 
 def remember(also: Callable[[], object] = lambda: None, *, per_reading: bool = True) -> Callable:

@@ -20,14 +20,12 @@ A cell's key hashes its full config, :data:`CODE_VERSION` and any probe's argume
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import hashlib
 import itertools
 import json
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -215,41 +213,25 @@ def spec_named(name: str) -> Spec:
     if not path.is_file():
         known = sorted(p.stem for p in (data_dir() / "specs").glob("*.toml"))
         raise ValueError(f"spec_name must name a spec in data/specs/ ({', '.join(known)}), got {name!r}")
-    if _MEMO is None:
+    if (memo := reading.memo_store()) is None:
         return load_spec(path)
-    key = ("spec", str(path), path.stat().st_mtime_ns)  # within memoized(): each file read once (a frozen Spec)
-    return _MEMO[key] if key in _MEMO else _MEMO.setdefault(key, load_spec(path))
-
-
-_MEMO: dict | None = None
-
-
-@contextlib.contextmanager
-def memoized() -> Iterator[None]:
-    """Within the block, :func:`cells` builds each spec's cells once and :func:`spec_named` reads each spec file once
-    (the findings page asks for them thousands of times, once per robustness reading); the readings' seed filter
-    still applies to every call."""
-    global _MEMO
-    before = _MEMO
-    _MEMO = {} if before is None else before
-    try:
-        yield
-    finally:
-        _MEMO = before
+    key = ("spec", str(path), path.stat().st_mtime_ns)  # within reading.memo(): each file read once (a frozen Spec)
+    return memo[key] if key in memo else memo.setdefault(key, load_spec(path))
 
 
 def cells(spec: Spec, seeds: str = "all", *, core: bool = False) -> list[Cell]:
     """Every cell of the spec for a seed set, in a fixed order (grid points × seeds); ``core``: only the core set's
     grid points (:meth:`Spec.in_core`). A robustness reading's left-out seed is left out (gspo_lab/experiments/
-    reading.py)."""
-    if _MEMO is None:
+    reading.py). Within :func:`~gspo_lab.experiments.reading.memo` (the page build asks thousands of times, once per
+    robustness reading) each spec's cells are built once, with every seed, and the left-out seed filtered per call."""
+    if (memo := reading.memo_store()) is None:
         out = _cells(spec, seeds, core)
     else:  # built once with every seed; the reading's left-out seed filtered here, as _cells does
-        if (memo_key := (repr(spec), seeds, core)) not in _MEMO:
+        if (memo_key := ("cells", repr(spec), seeds, core)) not in memo:
             with reading.reading():
-                _MEMO[memo_key] = _cells(spec, seeds, core)
+                memo[memo_key] = _cells(spec, seeds, core)
         drop = reading.left_out() if reading.replicate(spec.probe) else None
-        out = [c for c in _MEMO[memo_key] if drop is None or c.seed != drop]
+        out = [c for c in memo[memo_key] if drop is None or c.seed != drop]
     if seeds != "all" and reading.replicate(spec.probe):
         reading.note_seeds(c.seed for c in out)
     return out

@@ -35,7 +35,7 @@ from pathlib import Path
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
-from gspo_lab.experiments.spec import Cell, Spec, cell_key, cells, memoized
+from gspo_lab.experiments.spec import Cell, Spec, cell_key, cells
 from gspo_lab.paths import data_dir
 
 __all__ = [
@@ -165,14 +165,14 @@ def _same_rows(a: dict, b: dict) -> dict[str, int]:
 @contextmanager
 def cached() -> Iterator[None]:
     """Within the block, :func:`load_result` parses each stored file once, :func:`~gspo_lab.experiments.spec.cells`
-    builds each spec's cells once (:func:`~gspo_lab.experiments.spec.memoized`) and the readers wrapped in
+    builds each spec's cells once (in :func:`~gspo_lab.experiments.reading.memo`) and the readers wrapped in
     :func:`~gspo_lab.experiments.reading.remember` compute once per reading (:func:`finished`, the cold starts): the
     findings page reads them many times, once per robustness reading. Leaving the block forgets them all."""
     global _CACHE
     before = _CACHE
     _CACHE = {} if before is None else before
     try:
-        with memoized(), reading.memo():
+        with reading.memo():
             yield
     finally:
         _CACHE = before
