@@ -30,6 +30,7 @@ __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
     "bootstrap_ci",
+    "arm_row",
     "wilson",
     "arm_table",
     "rate_table",
@@ -156,22 +157,17 @@ def arm_table(table: pd.DataFrame, by: list[str], metric: str, bounds=None) -> p
     ``bounds`` if given), min and max of ``metric``."""
     rows = []
     for arm, group in _arms(table, by):
-        values = group[metric].astype(float).tolist()
-        lo, hi = seed_interval(values, bounds)
         arm = arm if isinstance(arm, tuple) else (arm,)
-        rows.append(
-            {
-                **dict(zip(by, arm, strict=True)),
-                "seeds": len(values),
-                "mean": float(np.mean(values)),
-                "std": float(np.std(values, ddof=1)) if len(values) > 1 else math.nan,
-                "ci_low": lo,
-                "ci_high": hi,
-                "min": min(values),
-                "max": max(values),
-            }
-        )
+        rows.append({**dict(zip(by, arm, strict=True)), **arm_row(group[metric].astype(float).tolist(), bounds)})
     return pd.DataFrame(rows)
+
+
+def arm_row(values: list[float], bounds=None) -> dict:
+    """One arm's row of :func:`arm_table` from its per-seed ``values`` (at least one)."""
+    lo, hi = seed_interval(values, bounds)
+    std = float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
+    return {"seeds": len(values), "mean": float(np.mean(values)), "std": std, "ci_low": lo, "ci_high": hi,
+            "min": min(values), "max": max(values)}  # fmt: skip
 
 
 def rate_table(table: pd.DataFrame, by: list[str], flag: str = "collapsed") -> pd.DataFrame:
