@@ -176,7 +176,9 @@ def compute() -> tuple[dict, dict]:
     import gspo_record.robust as robust
     from gspo_lab.experiments.stats import PAGE_INTERVAL, interval_method
     from gspo_lab.experiments.store import cached
+    from gspo_record.book import Book
     from gspo_record.facts import SummaryReads, collecting
+    from gspo_record.statements import StatementError
 
     context, figures = {}, {}
     reread.SECONDS.clear()
@@ -188,6 +190,9 @@ def compute() -> tuple[dict, dict]:
     for name, (ctx, figs) in outputs.items():
         context[name] = ctx
         figures.update(figs)
+    context["book"] = book = Book.of({name: context[name] for name in outputs})
+    if problems := book.problems():  # each outcome against its own number (the statement lint)
+        raise StatementError("the book's statements fail the lint:\n  " + "\n  ".join(problems))
     context["stats"] = methods.stats_section(rows)
     context["robust"] = robust.summary(checked)
     context["story"], context["glance"] = headline.story(context), headline.glance(context)
@@ -208,10 +213,12 @@ def _title(template: str) -> str:
 
 
 def _verdicts(tree) -> list:
-    """Every :class:`~gspo_record.rules.Verdict` in a context's nested dicts, lists and tuples."""
+    """Every :class:`~gspo_record.rules.Verdict`, and statement a rule read, in a context's nested dicts, lists and
+    tuples."""
     from gspo_record.rules import Verdict
+    from gspo_record.statements import Statement
 
-    if isinstance(tree, Verdict):
+    if isinstance(tree, Verdict) or (isinstance(tree, Statement) and tree.rule):
         return [tree]
     items = tree.values() if isinstance(tree, dict) else tree if isinstance(tree, list | tuple) else ()
     return [v for item in items for v in _verdicts(item)]

@@ -102,6 +102,11 @@ class Verdict:
     flips: tuple[str, ...] = ()  # the page's robustness readings under which it changes ("without seed 32: …")
 
     @property
+    def rule_outcome(self) -> str:
+        """The outcome key (as a :class:`~gspo_record.statements.Statement`'s reading of its rule is named)."""
+        return self.outcome
+
+    @property
     def fragile(self) -> bool:
         """True when a robustness reading (each seed left out, the secondary endpoint, the final evaluation alone;
         :mod:`gspo_record.robust`) changes the verdict."""
@@ -158,6 +163,7 @@ class Rule:
     # 3/5 < 0)": where its row prints other intervals, the count says which one the words read (lint)
     supersedes: tuple[str, ...] = ()  # rules this later declared reading replaces (a 10-seed one its 5-seed one);
     # a summary that reads one of them while this rule is read on its page fails the referee lint (lint.superseded)
+    reads: dict[str, str] = field(default_factory=dict)  # a statement's outcome -> this rule's (:meth:`state`)
 
     def __post_init__(self):
         if isinstance(self.supersedes, str) or self.name in self.supersedes:
@@ -181,6 +187,23 @@ class Rule:
         elif values is not None and outcome == self.null and self.null_count:
             label = f"{label} ({self.null_count} {majority(values, null)})"
         return Verdict(self.name, outcome, label, provisional, self.post_hoc)
+
+
+    def state(self, id: str, question: str, number, *, provisional: str = "", supersedes: tuple[str, ...] = (),
+              secondary=None, words: dict[str, str] | None = None):
+        """The :class:`~gspo_record.statements.Statement` this rule makes of ``number`` (an Interval, Count or
+        Boundaries): its outcome computed from the number, read as this rule's outcome through :attr:`reads`, worded
+        by the rule's labels (or ``words``, per statement outcome). The rule's verdict is read too, so the robustness
+        pass sees it and marks the statement fragile where a re-reading changes it."""
+        from gspo_record.statements import Statement, outcome_of
+
+        if not self.reads:
+            raise ValueError(f"rule {self.name}: state() needs reads, the statement outcome -> rule outcome map")
+        verdict = self.verdict(self.reads[outcome_of(number)], provisional)
+        words = words or {o: self.outcomes[r] for o, r in self.reads.items()}
+        return Statement(id, question, number, words, declared=not self.post_hoc, flips=verdict.flips,
+                         supersedes=supersedes, secondary=secondary, rule=self.name, reads=self.reads,
+                         provisional=provisional)  # fmt: skip
 
 
 RULES: dict[str, Rule] = {}

@@ -6,20 +6,21 @@ number printed beside them.
 
     Interval     an estimate with its 95 % interval, n and its sign count about a null (a paired difference of late
                  accuracies, a ratio of spreads): "above" / "below" when the interval excludes the null, else "none";
-                 with a margin (an equivalence reading), "within" / "beyond" / "inconclusive" instead
+                 with a margin (an equivalence reading), "within" (also "within_below" / "within_above" when it
+                 excludes the null), else "below" / "above" / "inconclusive"
     Count        k of n (collapsed runs) with its Wilson interval: "at_least" / "at_most" / "between" two declared
                  thresholds scaled to n — what a rate prints when half its seeds or more sit at 0 or 1
     Boundaries   two arms' largest tolerated lags on one ladder: "higher" / "lower" / "same"; a tie at the ladder's
                  top is "both_top" (the ladder cannot separate them, it is not "no difference")
 
-A comparative word ("tolerates more lag", "higher") may only name an outcome that excludes the null; a statement's
-``words`` are checked against that when it is made (:func:`check_words`).
+A comparative word ("tolerates more lag", "higher") may only name an outcome whose interval excludes the null — not a
+boundary's, which two margin readings give (the paired difference beside it says whether one arm lost more); a
+statement's ``words`` are checked against that when it is made (:func:`check_words`). :func:`consistent` is the lint's
+own check of an outcome against its number, written apart from :data:`OUTCOMES`. The book of one build, supersession
+and prose's ``expect``: :mod:`gspo_record.book`.
 
 Supersession (item 2): a statement that asks the same question on more data (a longer ladder, ten seeds over five,
-endpoint v2 over v1) names the ids it supersedes. :meth:`Book.summary` — what At a glance, the story, the recipe and
-the notebooks' take-aways render — refuses a superseded statement; :meth:`Book.page` (a finding page) renders it
-marked "superseded by …". Written prose declares the outcome it assumes (:meth:`Book.expect`), and the build fails
-when the data give another, so the sentence is rewritten, never silently re-labelled.
+endpoint v2 over v1) names the ids it supersedes.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["Interval", "Count", "Boundaries", "Statement", "Book", "OUTCOMES", "COMPARATIVE", "StatementError",
-           "interval_outcome", "count_outcome", "boundary_outcome", "check_words"]  # fmt: skip
+__all__ = ["Interval", "Count", "Boundaries", "Statement", "OUTCOMES", "COMPARATIVE", "StatementError",
+           "interval_outcome", "count_outcome", "boundary_outcome", "outcome_of", "check_words", "consistent",
+           "reach"]  # fmt: skip
 
 
 class StatementError(ValueError):
@@ -55,7 +57,8 @@ class Interval:
     def __post_init__(self):
         if any(math.isnan(v) for v in (self.estimate, self.lo, self.hi)):
             raise StatementError(f"interval: estimate and bounds must be numbers, got {self}")
-        if not self.lo <= self.estimate <= self.hi:
+        slack = 1e-9 * (1.0 + abs(self.estimate))  # an interval of identical seeds is the mean to float rounding
+        if not self.lo - slack <= self.estimate <= self.hi + slack:
             raise StatementError(f"interval: need lo <= estimate <= hi, got {self.lo!r} {self.estimate!r} {self.hi!r}")
         if not (self.bounds[0] <= self.lo and self.hi <= self.bounds[1]):
             raise StatementError(f"interval: [{self.lo:g}, {self.hi:g}] leaves the endpoint's range {self.bounds}")
@@ -72,9 +75,30 @@ class Interval:
         return cls(sum(x) / len(x), lo, hi, len(x), sum(v > null for v in x), sum(v < null for v in x), null,
                    tuple(bounds), margin)  # fmt: skip
 
-    def __str__(self) -> str:
+    @property
+    def signs(self) -> str:
+        """The sign count as the page prints it (:func:`gspo_record.fmt.signs`): the majority side, both on a tie."""
+        from gspo_record.fmt import num
+
+        n, null = self.n, num(self.null)
+        if self.above == self.below == 0:
+            return f"{n}/{n} = {null}"
+        parts = [f"{self.above}/{n} > {null}"] * (self.above >= self.below)
+        return ", ".join(parts + [f"{self.below}/{n} < {null}"] * (self.below >= self.above))
+
+    @property
+    def brief(self) -> str:
+        """As prose prints it, without nested brackets: ``mean [lo, hi], k of n seeds > 0`` (the majority side)."""
+        from gspo_record.fmt import num
+
         side, k = (">", self.above) if self.above >= self.below else ("<", self.below)
-        return f"{self.estimate:.3g} [{self.lo:.3g}, {self.hi:.3g}] ({k}/{self.n} {side} {self.null:g})"
+        return f"{num(self.estimate)} [{num(self.lo)}, {num(self.hi)}], {k} of {self.n} seeds {side} {num(self.null)}"
+
+    def __str__(self) -> str:
+        """As the page prints a paired difference: ``mean [lo, hi] (n = k; signs)``."""
+        from gspo_record.fmt import num
+
+        return f"{num(self.estimate)} [{num(self.lo)}, {num(self.hi)}] (n = {self.n}; {self.signs})"
 
 
 @dataclass(frozen=True)
@@ -120,12 +144,16 @@ def _lag(lag: int | None) -> str:
 
 
 def interval_outcome(x: Interval) -> str:
-    """ "above" / "below" when the interval excludes the null, else "none"; for an equivalence reading (margin > 0)
-    "within" when the interval lies above ``null - margin``, "beyond" when below it, else "inconclusive"."""
+    """ "above" / "below" when the interval excludes the null, else "none". An equivalence reading (margin > 0):
+    "within" when the interval lies inside [null − margin, null + margin] ("within_below" / "within_above" when it
+    also excludes the null: a drop or a gain inside the margin shown), else "below" / "above" when it excludes the
+    null, else "inconclusive"."""
+    side = "above" if x.lo > x.null else "below" if x.hi < x.null else ""
     if x.margin > 0:
-        edge = x.null - x.margin
-        return "within" if x.lo > edge else "beyond" if x.hi < edge else "inconclusive"
-    return "above" if x.lo > x.null else "below" if x.hi < x.null else "none"
+        if x.null - x.margin <= x.lo and x.hi <= x.null + x.margin:
+            return f"within_{side}" if side else "within"
+        return side or "inconclusive"
+    return side or "none"
 
 
 def count_outcome(x: Count) -> str:
@@ -143,30 +171,71 @@ def boundary_outcome(x: Boundaries) -> str:
     return "higher" if a > b else "lower"
 
 
-#: the kind of number -> the one function that computes a statement's outcome from it
-OUTCOMES = {Interval: interval_outcome, Count: count_outcome, Boundaries: boundary_outcome}
-#: outcomes each kind can reach, and the ones that exclude the null (the only ones a comparative word may name)
-REACH = {Interval: ("above", "below", "none", "within", "beyond", "inconclusive"),
-         Count: ("at_least", "at_most", "between"), Boundaries: ("higher", "lower", "same", "both_top")}  # fmt: skip
-COMPARATIVE = ("more", "less", "higher", "lower", "above", "below", "better", "worse", "beats", "protects", "saves")
-_EXCLUDES_NULL = {"above", "below", "beyond", "higher", "lower", "at_least"}
+#: the kind of number -> the name of the one function that computes a statement's outcome from it (looked up when
+#: called, so a mutant of the function is the function every statement reads)
+OUTCOMES = {Interval: "interval_outcome", Count: "count_outcome", Boundaries: "boundary_outcome"}
 
 
-def check_words(kind: type, words: Mapping[str, str]) -> None:
-    """StatementError unless ``words`` names every outcome ``kind`` can reach, and only those, and no comparative word
-    names an outcome whose number does not exclude the null ("no difference" may not say "higher")."""
-    if set(words) != set(REACH[kind]):
-        raise StatementError(f"words must name each outcome of {kind.__name__}: {sorted(REACH[kind])}, "
+def outcome_of(number) -> str:
+    """The outcome of ``number``, computed by its kind's function (:data:`OUTCOMES`)."""
+    return globals()[OUTCOMES[type(number)]](number)
+_MARGIN = ("within", "within_below", "within_above", "below", "above", "inconclusive")
+COMPARATIVE = ("more", "less", "higher", "lower", "above", "below", "better", "worse", "beats", "protects", "saves",
+               "tolerates more", "outlasts")  # fmt: skip
+#: the outcomes that exclude the null: the only ones a comparative word may name. A boundary that differs is not one:
+#: two largest tolerated lags are read on a margin, not against each other, so "tolerates more lag" needs the paired
+#: difference printed beside it (its own statement)
+_EXCLUDES_NULL = {"above", "below", "within_below", "within_above", "at_least"}
+
+
+def reach(number) -> tuple[str, ...]:
+    """The outcomes a number of its kind can reach (an interval with a margin has the equivalence reading's)."""
+    if isinstance(number, Interval):
+        return _MARGIN if number.margin > 0 else ("above", "below", "none")
+    if isinstance(number, Count):
+        return ("at_least", "at_most", "between")
+    return ("higher", "lower", "same", "both_top")
+
+
+def check_words(number, words: Mapping[str, str]) -> None:
+    """StatementError unless ``words`` names every outcome ``number``'s kind can reach, and only those, and no
+    comparative word names an outcome that does not exclude the null ("no difference" may not say "higher")."""
+    if set(words) != set(reach(number)):
+        raise StatementError(f"words must name each outcome of {type(number).__name__}: {sorted(reach(number))}, "
                              f"got {sorted(words)}")  # fmt: skip
     for outcome, text in words.items():
-        said = [w for w in COMPARATIVE if w in text.lower().split()]
+        said = [w for w in COMPARATIVE if f" {w} " in f" {text.lower()} "]
         if said and outcome not in _EXCLUDES_NULL:
             raise StatementError(f"{outcome!r} does not exclude the null, but its words compare: {text!r} ({said})")
 
 
+def consistent(number, outcome: str) -> bool:
+    """Whether ``outcome`` can be said of ``number``: the lint's own check of every statement, written apart from
+    :data:`OUTCOMES` (a mutant outcome function is caught by it). A side needs its interval past the null, a null
+    reading an interval that holds it; a count's class its thresholds; a boundary's its two lags."""
+    if isinstance(number, Interval):
+        lo, hi, null, m = number.lo, number.hi, number.null, number.margin
+        inside = m > 0 and null - m <= lo and hi <= null + m
+        side = {"above": lo > null, "below": hi < null, "none": lo <= null <= hi}
+        return {"above": side["above"] and not inside, "below": side["below"] and not inside,
+                "within_above": inside and side["above"], "within_below": inside and side["below"],
+                "within": inside and side["none"], "none": m == 0 and side["none"],
+                "inconclusive": m > 0 and not inside and side["none"]}.get(outcome, False)  # fmt: skip
+    if isinstance(number, Count):
+        high, low = number.k * number.per >= number.at_least * number.n, number.k * number.per <= number.at_most * number.n
+        return {"at_least": high, "at_most": low and not high, "between": not high and not low}.get(outcome, False)
+    a, b = (-1 if v is None else v for v in (number.a, number.b))
+    return {"higher": a > b, "lower": a < b, "same": a == b != number.top,
+            "both_top": a == b == number.top}.get(outcome, False)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Statement:
-    """One verdict the book prints: its question, the number it is about, the words per outcome, how sure."""
+    """One verdict the book prints: its question, the number it is about, the words per outcome, how sure.
+
+    A statement read by a declared rule (:meth:`gspo_record.rules.Rule.state`) names it (``rule``) and maps each of
+    its outcomes to the rule's (``reads``: "within_below" -> "tolerates"); its ``flips`` are the robustness readings
+    under which the rule's verdict changed. ``provisional``: "3 of 5 seeds" while cells are missing."""
 
     id: str
     question: str
@@ -176,18 +245,55 @@ class Statement:
     flips: tuple[str, ...] = ()  # the readings under which the outcome changes, in words ("without seed 132")
     supersedes: tuple[str, ...] = ()
     secondary: Statement | None = field(default=None, compare=False)  # e.g. the paired difference beside a boundary
+    rule: str = ""
+    reads: Mapping[str, str] = field(default_factory=dict)
+    provisional: str = ""
 
     def __post_init__(self):
         if type(self.number) not in OUTCOMES:
-            raise StatementError(f"statement {self.id}: number must be one of {[k.__name__ for k in OUTCOMES]}")
-        check_words(type(self.number), self.words)
-        if self.id in self.supersedes:
-            raise StatementError(f"statement {self.id} supersedes itself")
+            raise StatementError(f"statement {self.id}: number must be one of {[k.__name__ for k in OUTCOMES]}, "
+                                 f"got {type(self.number).__name__}")  # fmt: skip
+        check_words(self.number, self.words)
+        if self.reads and set(self.reads) != set(reach(self.number)):
+            raise StatementError(f"statement {self.id}: reads must map each outcome {sorted(reach(self.number))}")
+        if isinstance(self.supersedes, str) or self.id in self.supersedes:
+            raise StatementError(f"statement {self.id}: supersedes must be a tuple of other ids, got {self.supersedes!r}")
 
     @property
     def outcome(self) -> str:
         """Computed from :attr:`number` by its kind's function (:data:`OUTCOMES`): never given."""
-        return OUTCOMES[type(self.number)](self.number)
+        return outcome_of(self.number)
+
+    @property
+    def rule_outcome(self) -> str:
+        """The declared rule's outcome key this outcome reads as (the outcome itself without a rule)."""
+        return self.reads.get(self.outcome, self.outcome) if self.reads else self.outcome
+
+    @property
+    def fragile(self) -> bool:
+        return bool(self.flips)
+
+    @property
+    def post_hoc(self) -> bool:
+        return not self.declared
+
+    @property
+    def note(self) -> str:
+        return f" (provisional: {self.provisional})" if self.provisional else ""
+
+    @property
+    def mark(self) -> str:
+        return " (fragile)" if self.flips else ""
+
+    @property
+    def tag(self) -> str:
+        parts = [word for word, on in (("post hoc", not self.declared), ("fragile", self.fragile)) if on]
+        return f" ({'; '.join(parts)})" if parts else ""
+
+    @property
+    def label(self) -> str:
+        """The words of its outcome (and "provisional" while cells are missing)."""
+        return self.words[self.outcome] + self.note
 
     @property
     def sure(self) -> str:
@@ -196,47 +302,5 @@ class Statement:
         return f"{how}; fragile: {', '.join(self.flips)} changes it" if self.flips else how
 
     def __str__(self) -> str:
-        text = f"{self.words[self.outcome]}, {self.number}"
+        text = f"{self.label}, {self.number}{self.mark}"
         return text + (f"; {self.secondary}" if self.secondary is not None else "")
-
-
-class Book:
-    """Every statement of one build, by id; what summaries and pages may render."""
-
-    def __init__(self):
-        self.statements: dict[str, Statement] = {}
-
-    def add(self, statement: Statement) -> Statement:
-        if statement.id in self.statements:
-            raise StatementError(f"statement {statement.id} is made twice in one build")
-        self.statements[statement.id] = statement
-        return statement
-
-    def __getitem__(self, id: str) -> Statement:
-        if id not in self.statements:
-            raise StatementError(f"no statement {id!r} in this build (known: {len(self.statements)})")
-        return self.statements[id]
-
-    def superseded_by(self, id: str) -> str | None:
-        """The id of the statement that supersedes ``id``, or None."""
-        return next((s.id for s in self.statements.values() if id in s.supersedes), None)
-
-    def summary(self, id: str) -> Statement:
-        """The statement a summary renders: StatementError when a newer one supersedes it."""
-        newer = self.superseded_by(id)
-        if newer is not None:
-            raise StatementError(f"a summary renders {id}, which {newer} supersedes: render {newer}")
-        return self[id]
-
-    def page(self, id: str) -> str:
-        """A finding page's rendering: the statement, marked when a newer one supersedes it."""
-        newer = self.superseded_by(id)
-        return str(self[id]) + (f" (superseded by {newer})" if newer else "")
-
-    def expect(self, id: str, outcome: str) -> str:
-        """Empty when statement ``id``'s outcome is ``outcome`` (what a written sentence assumes); StatementError
-        otherwise, naming both, so the sentence is rewritten."""
-        got = self.summary(id).outcome
-        if got != outcome:
-            raise StatementError(f"prose assumes {id} reads {outcome!r}; the data give {got!r}: rewrite the sentence")
-        return ""

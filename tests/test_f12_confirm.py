@@ -23,18 +23,18 @@ def _runs(late) -> pd.DataFrame:
 def test_a_tolerated_lag_on_an_arm_that_learns_nothing_says_so():
     flat = _runs(lambda d, i: 0.33 + 0.004 * i)  # at the cold start at every lag: every lag "tolerated"
     r = confirm.arm_readings(flat, "grpo/behaviour", cold=0.34)
-    assert {v.outcome for v in r["tolerates"].values()} == {"tolerates"}
+    assert {v.rule_outcome for v in r["tolerates"].values()} == {"tolerates"}
     assert r["words"][2] == "tolerates, learning nothing shown"
     assert r["largest"] == 4
     learned = _runs(lambda d, i: 0.70 + 0.004 * i)
     r = confirm.arm_readings(learned, "grpo/behaviour", cold=0.34)
-    assert r["words"][2] == "tolerates" and r["learning"][4].outcome == "shown"
+    assert r["words"][2] == "tolerates" and r["learning"][4].rule_outcome == "shown"
 
 
 def test_the_largest_tolerated_lag_stops_at_the_first_lag_not_tolerated():
     table = _runs(lambda d, i: 0.72 - {0: 0.0, 2: 0.01, 4: 0.3}[d] + 0.004 * i)
     r = confirm.arm_readings(table, "grpo/behaviour", cold=0.34)
-    assert r["tolerates"][2].outcome == "tolerates" and r["tolerates"][4].outcome == "degrades"
+    assert r["tolerates"][2].rule_outcome == "tolerates" and r["tolerates"][4].rule_outcome == "degrades"
     assert r["largest"] == 2
     assert confirm.arm_readings(table[table["seed"] == 130], "grpo/behaviour", cold=0.34)["largest"] is None
 
@@ -74,7 +74,7 @@ def test_boundaries_read_from_a_table_compare_as_plain_integers():
     tolerated = {np.int64(2): lag.TOLERATES.verdict("tolerates"), np.int64(4): lag.TOLERATES.verdict("degrades")}
     largest = lag.largest_tolerated(tolerated)
     assert type(largest) is int and largest == 2
-    assert lag.boundary_verdict(lag.CORRECTIONS, np.int64(4), largest).outcome == "up"
+    assert lag.boundary_verdict(lag.CORRECTIONS, np.int64(4), largest).rule_outcome == "up"
 
 
 def test_the_largest_lag_in_words_says_when_none_was_shown_and_when_nothing_was_learned():
@@ -88,8 +88,9 @@ def test_the_largest_lag_in_words_says_when_none_was_shown_and_when_nothing_was_
 
 def test_a_tolerated_drop_that_is_shown_says_so_and_a_tie_at_the_ladders_top_says_the_ladder_cannot_separate():
     shown = lag.tolerates_verdict(pd.Series([-0.03, -0.04, -0.05, -0.035, -0.045]))
-    assert shown.outcome == "tolerates" and shown.label == "tolerates (a drop inside the margin shown)"
+    assert shown.rule_outcome == "tolerates" and shown.label == "tolerates (a drop inside the margin shown)"
     assert lag.tolerates_verdict(pd.Series([0.01, -0.01, 0.0, 0.005, -0.004])).label == "tolerates"
     tie = lag.boundary_verdict(lag.CORRECTIONS, 16, 16, top=16)
-    assert tie.outcome == "none" and tie.label.endswith("(both tolerate every lag tried, up to 16)")
+    assert tie.rule_outcome == "none" and tie.label == "no move shown: both tolerate every lag tried"
+    assert str(tie.number) == "16 against 16"
     assert lag.boundary_verdict(lag.CORRECTIONS, 8, 8, top=16).label == "no move shown"

@@ -33,8 +33,8 @@ def test_isolate_compares_boundaries_on_the_lags_both_arms_ran():
     ctx = iso.context(_table(), cold=0.33)
     verdicts = {(c["arm"], c["against"]): c["verdict"] for c in ctx["isolate"]}
     mask, alone, behaviour = (NAMES[a] for a in ("gspo/proximal+sequence_mask", "gspo/proximal", "gspo/behaviour"))
-    assert verdicts[(mask, alone)].outcome == "up" and verdicts[(mask, alone)].rule == "f12c.isolate"
-    assert verdicts[(alone, behaviour)].outcome == "down"
+    assert verdicts[(mask, alone)].rule_outcome == "up" and verdicts[(mask, alone)].rule == "f12c.isolate"
+    assert verdicts[(alone, behaviour)].rule_outcome == "down"
     # the masked arm tolerates 32 too, but the isolating arm never ran there: the comparison stops at 16
     assert {g["lag"] for c in ctx["isolate"] for g in c["gaps"]} == {2, 4, 8, 16}
     assert all(c["top"] == 16 for c in ctx["isolate"])
@@ -55,8 +55,10 @@ def test_lag_32_is_read_with_its_own_rule_and_extends_the_largest_tolerated_lag(
 def test_the_reread_covers_the_extended_ladder_and_skips_pairs_not_run_at_32():
     ctx = iso.context(_table(), cold=0.33)
     gspo_grpo = ctx["gspo_vs_grpo"][0]["verdict"]
-    assert gspo_grpo.outcome == "down"  # GSPO (behaviour) 16 against GRPO (behaviour) 32
-    assert "up to 32" in ctx["corrections"][0]["verdict"].label  # TIS and GRPO (behaviour) both tolerate 32
+    assert gspo_grpo.rule_outcome == "down"  # GSPO (behaviour) 16 against GRPO (behaviour) 32
+    both = ctx["corrections"][0]["verdict"]  # TIS and GRPO (behaviour) both tolerate 32
+    assert both.outcome == "both_top" and str(both.number) == "32 against 32" and "(32 against 32)" in \
+        ctx["corrections"][0]["text"]  # fmt: skip
     assert len(ctx["top_rows"]) == 3 and {r[1] for r in ctx["top_rows"]} == {32}
     assert not any(NAMES["grpo/proximal"] in r[0] for r in ctx["top_rows"])  # never run at 32
     # its secondary is printed at the largest lag both arms ran

@@ -882,7 +882,7 @@ def _m1_table(cispo) -> pd.DataFrame:
 def outcome_of(rule: str, what: str) -> str:
     """The outcome the case ``what`` of ``rule`` gets from the code as it is (patched or not)."""
     fn = next(c for w, c, _ in CASES[rule] if w == what)
-    return fn().outcome
+    return fn().rule_outcome
 
 
 def expected(rule: str, what: str) -> str:

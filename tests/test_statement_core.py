@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 import gspo_record.statements as S
 from gspo_lab.experiments.stats import t_interval
-from gspo_record.statements import Book, Boundaries, Count, Interval, Statement, StatementError
+from gspo_record.book import Book
+from gspo_record.statements import Boundaries, Count, Interval, Statement, StatementError
 
-DIFF = {"above": "higher", "below": "lower", "none": "no difference shown", "within": "tolerates",
-        "beyond": "degrades", "inconclusive": "inconclusive"}  # fmt: skip
-BOUND = {"higher": "tolerates more lag", "lower": "tolerates less lag", "same": "the same boundary",
+DIFF = {"above": "higher", "below": "lower", "none": "no difference shown"}
+BOUND = {"higher": "the larger boundary", "lower": "the smaller boundary", "same": "the same boundary",
          "both_top": "both reach the ladder's top"}  # fmt: skip
 COUNT = {"at_least": "collapses", "at_most": "does not collapse", "between": "between the thresholds"}
 
@@ -31,11 +31,16 @@ def test_every_interval_outcome_is_reached(lo, hi, outcome):
     assert _diff(lo, hi).outcome == outcome
 
 
-@pytest.mark.parametrize(("lo", "hi", "outcome"), [(-0.05, 0.01, "within"), (-0.3, -0.12, "beyond"),
-                                                    (-0.15, -0.05, "inconclusive")])  # fmt: skip
+MARGIN = [(-0.05, 0.01, "within"), (-0.06, -0.01, "within_below"), (0.01, 0.06, "within_above"),
+          (-0.3, -0.12, "below"), (0.05, 0.2, "above"), (-0.15, 0.05, "inconclusive")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("lo", "hi", "outcome"), MARGIN)
 def test_every_margin_outcome_is_reached(lo, hi, outcome):
     x = Interval((lo + hi) / 2, lo, hi, 10, 2, 8, margin=0.1)
     assert S.interval_outcome(x) == outcome
+    assert S.consistent(x, outcome)
+    assert not any(S.consistent(x, other) for other in S.reach(x) if other != outcome)
 
 
 COUNTS = [(4, 5, "at_least"), (1, 5, "at_most"), (2, 5, "between"), (16, 20, "at_least"), (3, 20, "at_most"),
@@ -69,8 +74,8 @@ def test_mutant_a_label_function_that_ignores_its_interval_flips_a_case(monkeypa
     """The audit's class: "no difference shown" beside −0.0155 [−0.03, −9.18e-04] (7/10 < 0)."""
     s = _diff(-0.03, -9.18e-04, est=-0.0155)
     assert s.outcome == "below"
-    monkeypatch.setitem(
-        S.OUTCOMES, Interval, lambda x: "above" if x.estimate > 0.05 else "below" if x.estimate < -0.05 else "none"
+    monkeypatch.setattr(
+        S, "interval_outcome", lambda x: "above" if x.estimate > 0.05 else "below" if x.estimate < -0.05 else "none"
     )
     assert s.outcome == "none"  # the mutant reads the estimate against a threshold and prints "no difference"
 
@@ -78,6 +83,8 @@ def test_mutant_a_label_function_that_ignores_its_interval_flips_a_case(monkeypa
 def test_a_comparative_word_on_an_outcome_that_does_not_exclude_the_null_is_refused():
     with pytest.raises(StatementError, match="does not exclude the null"):
         Statement("x.b", "q", Boundaries(16, 16, 16), {**BOUND, "both_top": "GRPO tolerates more lag"})
+    with pytest.raises(StatementError, match="does not exclude the null"):  # two margin readings, not a difference
+        Statement("x.b", "q", Boundaries(32, 16, 32), {**BOUND, "higher": "GRPO tolerates more lag"})
     with pytest.raises(StatementError, match="must name each outcome"):
         Statement("x.b", "q", Boundaries(16, 16, 16), {"higher": "more"})
 
@@ -129,3 +136,48 @@ def test_prose_that_assumes_another_outcome_fails_the_build():
 def test_sure_says_what_flips_a_fragile_statement():
     s = Statement("x", "q", Count(4, 5, 4, 1), COUNT, declared=False, flips=("leaving out seed 132",))
     assert s.sure == "post hoc; fragile: leaving out seed 132 changes it"
+
+
+@given(st.floats(-1, 1), st.floats(0.001, 0.5), st.floats(0, 1), st.sampled_from([0.0, 0.1]))
+def test_the_lints_own_check_agrees_with_every_outcome_function(centre, half, where, margin):
+    lo, hi = centre - half, centre + half
+    x = Interval(lo + where * (hi - lo), lo, hi, 10, 5, 5, margin=margin)
+    assert [o for o in S.reach(x) if S.consistent(x, o)] == [S.interval_outcome(x)]
+
+
+@pytest.mark.parametrize(("k", "n", "outcome"), COUNTS)
+def test_the_lints_own_check_agrees_on_counts(k, n, outcome):
+    assert [o for o in S.reach(Count(k, n, 4, 1)) if S.consistent(Count(k, n, 4, 1), o)] == [outcome]
+
+
+@pytest.mark.parametrize(("a", "b", "outcome"), LADDERS)
+def test_the_lints_own_check_agrees_on_boundaries(a, b, outcome):
+    assert [o for o in S.reach(Boundaries(a, b, 16)) if S.consistent(Boundaries(a, b, 16), o)] == [outcome]
+
+
+def test_mutant_an_outcome_function_that_ignores_its_interval_is_caught_by_the_book_lint(monkeypatch):
+    book = Book.of({"rows": [_diff(-0.03, -9.18e-04, est=-0.0155)]})
+    assert book.problems() == []
+    monkeypatch.setattr(S, "interval_outcome", lambda x: "none")
+    (problem,) = book.problems()
+    assert problem.startswith("x.diff: outcome 'none' cannot be said of -0.0155 [-0.03, -9.18e-04]")
+
+
+def test_a_book_collects_every_statement_once_and_refuses_two_with_one_id():
+    s = _diff(0.01, 0.2)
+    cmp = Statement("x.b", "q", Boundaries(16, 16, 16), BOUND, secondary=s)
+    book = Book.of({"a": [cmp, {"again": cmp}], "b": (s,)})
+    assert list(book.statements) == ["x.b", "x.diff"]
+    with pytest.raises(StatementError, match="made twice"):
+        Book.of([s, _diff(-0.2, -0.1)])
+    assert Book.of([Statement("n", "q", Count(1, 5, 4, 1), COUNT, supersedes=("gone",))]).problems() == [
+        "n: supersedes 'gone', which this build does not make"]
+
+
+def test_a_rules_reading_maps_each_outcome_and_must_name_them_all():
+    words = {o: "tolerates" if o.startswith("within") else o for o in S.reach(Interval(0, -1, 1, 5, 2, 2, margin=0.1))}
+    reads = {o: "tolerates" if o.startswith("within") else "degrades" if o == "below" else "inconclusive" for o in words}
+    s = Statement("t", "q", Interval(-0.03, -0.05, -0.01, 10, 0, 10, margin=0.1), words, reads=reads)
+    assert (s.outcome, s.rule_outcome) == ("within_below", "tolerates")
+    with pytest.raises(StatementError, match="reads must map each outcome"):
+        Statement("t", "q", Interval(-0.03, -0.05, -0.01, 10, 0, 10, margin=0.1), words, reads={"within": "x"})

@@ -20,7 +20,8 @@ from gspo_record.f12.lag_page import NAMES, SHORT_ALL, plot_lags
 from gspo_record.fmt import num, signs
 from gspo_record.tables import progress, spec
 
-__all__ = ["PAIRS", "GROUPS", "cold_accuracy", "arm_readings", "up_to", "drop_gap", "section"]
+__all__ = ["PAIRS", "GROUPS", "PAIR_IDS", "cold_accuracy", "arm_readings", "up_to", "drop_gap", "deciding_lag",
+           "drops_statement", "comparison_text", "section"]  # fmt: skip
 
 #: f12.corrections' pairs (arm, against) and f12.gspo_vs_grpo's, as declared
 PAIRS = {
@@ -55,18 +56,20 @@ def declared_cell(values, bounds, shift: float = 0.0, count: bool = True) -> str
     return f"{num(mean)} [{num(lo - shift)}, {num(hi - shift)}] (n = {n}{tail})"
 
 
-def arm_readings(table: pd.DataFrame, arm: str, cold: float, note: str = "", rules: dict | None = None) -> dict:
-    """One arm's rules per lag D > 0: ``tolerates`` and ``learning`` (lag → Verdict, ``provisional`` = ``note``),
-    the words the table prints (``words``: "tolerates, learning nothing shown" where both say so), and ``largest``
-    (:func:`~.lag.largest_tolerated`). ``rules``: lag → the rule read there in place of ``f12.tolerates``."""
+def arm_readings(table: pd.DataFrame, arm: str, cold: float, note: str = "", rules: dict | None = None,
+                 section: str = "f12b") -> dict:  # fmt: skip
+    """One arm's rules per lag D > 0: ``tolerates`` and ``learning`` (lag → Statement ``{section}.tolerates.{arm}.{D}``
+    and ``….learning.…``, ``provisional`` = ``note``), the words the table prints (``words``: "tolerates, learning
+    nothing shown" where both say so), and ``largest`` (:func:`~.lag.largest_tolerated`). ``rules``: lag → the rule
+    read there in place of ``f12.tolerates``."""
     lags = sorted(d for d in table.loc[table["arm"] == arm, "lag"].unique() if d > 0)
     tolerates, learning, words = {}, {}, {}
     for d in lags:
         late = table.loc[(table["arm"] == arm) & (table["lag"] == d), "late_acc"].dropna()
         rule = (rules or {}).get(d, lag.TOLERATES)
-        tolerates[d] = _provisional(lag.tolerates_verdict(lag.drops(table, arm, d), rule), note)
-        learning[d] = _provisional(lag.learning_verdict(late, cold), note)
-        both = tolerates[d].outcome == "tolerates" and learning[d].outcome == "none"
+        tolerates[d] = lag.tolerates_verdict(lag.drops(table, arm, d), rule, f"{section}.tolerates.{arm}.{d}", note)
+        learning[d] = lag.learning_verdict(late, cold, f"{section}.learning.{arm}.{d}", note)
+        both = tolerates[d].rule_outcome == "tolerates" and learning[d].rule_outcome == "none"
         words[d] = f"{tolerates[d].label}{tolerates[d].mark}" + (f", {learning[d].label}" if both else "")
     return {"tolerates": tolerates, "learning": learning, "words": words, "largest": lag.largest_tolerated(tolerates)}
 
@@ -107,8 +110,8 @@ def _tolerated(reading: dict) -> list[int]:
 def _words(reading: dict, brief: bool = False) -> str:
     """:func:`_lag_text` of one arm's readings (:func:`arm_readings`)."""
     lags = _tolerated(reading)
-    idle = any(reading["learning"][d].outcome == "none" for d in lags)
-    drops = [d for d in lags if reading["tolerates"][d].label.endswith(lag.DROP_SHOWN)]
+    idle = any(reading["learning"][d].rule_outcome == "none" for d in lags)
+    drops = [d for d in lags if reading["tolerates"][d].outcome == "within_below"]
     return _lag_text(reading["largest"], idle, drops[0] if drops else None, brief)
 
 
@@ -122,10 +125,56 @@ def up_to(reading: dict, top: int) -> dict:
 #: the boundary rules f12b reads: (context key, rule, its declared pairs)
 GROUPS = (("corrections", lag.CORRECTIONS, PAIRS["corrections"]), ("gspo_vs_grpo", lag.GSPO_VS_GRPO,
                                                                      PAIRS["gspo_vs_grpo"]))  # fmt: skip
+#: each compared pair's statement name: ``{section}.{name}`` (``f12b.tis_vs_behaviour``), its secondary ``….drops``
+PAIR_IDS = {
+    ("grpo/proximal+token_truncate", "grpo/behaviour"): "tis_vs_behaviour",
+    ("grpo/proximal+token_truncate", "grpo/proximal"): "tis_vs_proximal",
+    ("gspo/proximal+sequence_mask", "gspo/behaviour"): "mask_vs_behaviour",
+    ("gspo/behaviour", "grpo/behaviour"): "gspo_vs_grpo",
+    ("gspo/proximal+sequence_mask", "gspo/proximal"): "mask_vs_proximal",
+    ("gspo/proximal", "gspo/behaviour"): "proximal_vs_behaviour",
+}
 
 
-def _comparisons(table: pd.DataFrame, readings: dict, texts: dict[str, str], note: str, groups=GROUPS) -> dict:
-    """Boundary rules on their declared pairs (``groups``: :data:`GROUPS`); ``texts``: each arm's :func:`_words`."""
+def deciding_lag(mine: int, theirs: int, both: list[int]) -> int:
+    """Where a boundary comparison's paired difference is read: the first lag both arms ran past the smaller of
+    their largest tolerated lags (where one of them, or both, stopped tolerating), else the largest lag both ran."""
+    past = [d for d in both if d > min(mine, theirs)]
+    return past[0] if past else max(both)
+
+
+def drops_statement(table: pd.DataFrame, arm: str, against: str, d: int, id: str, provisional: str = ""):
+    """The paired difference of two arms' drops at lag ``d`` (:func:`drop_gap`, on [−2, 2]) as a statement of its own
+    (the secondary beside a boundary statement): the first arm lost less / more accuracy, or no difference shown;
+    None below 2 paired seeds."""
+    from gspo_record.statements import Interval, Statement
+
+    gap = [float(v) for v in drop_gap(table, arm, against, d) if v == v]
+    if len(gap) < 2:
+        return None
+    a = SHORT_ALL[arm]
+    words = {"above": f"{a} lost less accuracy at lag {d}", "below": f"{a} lost more accuracy at lag {d}",
+             "none": f"no difference in the drops at lag {d} shown"}  # fmt: skip
+    number = Interval.of(gap, lambda x: declared_t_interval(x, _GAP), bounds=_GAP)
+    return Statement(id, f"does one arm lose more accuracy than the other at lag {d}?", number, words,
+                     provisional=provisional)  # fmt: skip
+
+
+def comparison_text(v) -> str:
+    """A boundary statement as the page's bullet prints it: its words in bold with the boundaries it compares, then
+    its secondary's words and number; a pending verdict as itself."""
+    if not hasattr(v, "number"):
+        return f"**{v}**"
+    text = f"**{v.label}** ({v.number}){v.mark}"
+    return text + (f"; {v.secondary.label}: {v.secondary.number}" if v.secondary is not None else "")
+
+
+def _comparisons(table: pd.DataFrame, readings: dict, texts: dict[str, str], note: str, groups=GROUPS,
+                 section: str = "f12b", supersedes: str = "") -> dict:  # fmt: skip
+    """Boundary rules on their declared pairs (``groups``: :data:`GROUPS`), each a statement ``{section}.{pair}``
+    (:data:`PAIR_IDS`) with its paired difference of drops at the deciding lag (:func:`deciding_lag`) beside it;
+    ``supersedes``: the section whose statements of the same pairs these re-read on more lags (``"f12b"``).
+    ``texts``: each arm's :func:`_words`."""
     out = {}
     top = int(table["lag"].max())
     lags = sorted(int(d) for d in table["lag"].unique() if d > 0)
@@ -135,11 +184,15 @@ def _comparisons(table: pd.DataFrame, readings: dict, texts: dict[str, str], not
         for arm, against in pairs:
             mine, theirs = readings[arm]["largest"], readings[against]["largest"]
             both = [d for d in lags if (arm, d) in clip.index and (against, d) in clip.index]  # lags both were run at
+            id = f"{section}.{PAIR_IDS[(arm, against)]}"
+            at = deciding_lag(mine, theirs, both) if mine is not None and theirs is not None and both else None
+            secondary = drops_statement(table, arm, against, at, f"{id}.drops", note) if at is not None else None
+            verdict = lag.boundary_verdict(rule, mine, theirs, top, id=id, provisional=note, secondary=secondary,
+                                           supersedes=(f"{supersedes}.{PAIR_IDS[(arm, against)]}",) * bool(supersedes))
             out[name].append({
                 "arm": NAMES[arm], "against": NAMES[against], "short": SHORT_ALL[arm],
                 "short_against": SHORT_ALL[against], "largest": texts[arm],
-                "largest_against": texts[against],
-                "verdict": _provisional(lag.boundary_verdict(rule, mine, theirs, top), note),
+                "largest_against": texts[against], "verdict": verdict, "text": comparison_text(verdict), "at": at,
                 "top": max(both, default=top),  # the largest lag both ran, where the secondary is printed
                 "top_gap": declared_cell(drop_gap(table, arm, against, max(both)), _GAP) if both else "—",
                 "gaps": [{"lag": d, "gap": declared_cell(drop_gap(table, arm, against, d), _GAP),
@@ -174,10 +227,13 @@ def section() -> tuple[dict, dict]:
     ess = _provisional(lag.ess_verdict(table[table["lag"] > 0]), note) if len(table) else lag.ESS.verdict(lag.PENDING)
     failed = int(table.loc[table["lag"] > 0, "failed"].sum()) if len(table) else 0
     texts = {a: _words(r) for a, r in readings.items()}
-    largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": texts[a], "brief": _words(r, brief=True)}
-               for a, r in readings.items()]  # fmt: skip
+    largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": texts[a], "brief": _words(r, brief=True),
+                "lag": r["largest"], "key": a} for a, r in readings.items()]  # fmt: skip
     compared = _comparisons(table, readings, texts, note) if readings else {"corrections": [], "gspo_vs_grpo": []}
+    shown = [v for r in readings.values() for key in ("tolerates", "learning") for v in r[key].values()
+             if hasattr(v, "number")]  # the statements its table prints
     ctx = {"progress": done, "seeds": seeds, "cold": num(cold), "rows": _rows(table, readings, cold),
+           "statements": shown,
            "largest": largest, **compared, "ess": ess, "failed": failed,
            "stale_runs": int((table["lag"] > 0).sum()) if len(table) else 0}  # fmt: skip
     stale = table[table["lag"] > 0] if len(table) else table

@@ -36,11 +36,12 @@ ISOLATE = register(Rule(
     "f12c.isolate", "12",
     {"up": "moves the boundary up", "down": "moves the boundary down", "none": "no move shown"},
     {"MARGIN": lag.MARGIN}, declared=_DECLARED, null="none", marker="- f12c.isolate, on (a)", specs=(SPEC_ISOLATE,),
+    reads=lag.BOUNDARY_READS,
 ))  # fmt: skip
 LAG32 = register(Rule(
     "f12c.lag32", "12", {"tolerates": "tolerates", "degrades": "degrades", "inconclusive": "inconclusive"},
     {"MARGIN": lag.MARGIN, "LEVEL": 0.95}, declared=_DECLARED, null="inconclusive", marker="- f12c.lag32, on (b)",
-    specs=(SPEC_ISOLATE,),
+    specs=(SPEC_ISOLATE,), reads=lag.TOLERATES_READS,
 ))  # fmt: skip
 
 
@@ -58,7 +59,7 @@ _READ = {ISOLATED, *TOP_ARMS, *_PAIR_ARMS, *(arm for _, _, pairs in confirm.GROU
 def _readings(table: pd.DataFrame, cold: float, note: str) -> dict:
     """The readings (:func:`~.confirm.arm_readings`) of the arms the section reads, ``f12c.lag32`` at :data:`TOP`."""
     arms = [a for a in NAMES if a in _READ and (table["arm"] == a).any()]
-    return {a: confirm.arm_readings(table, a, cold, note, {TOP: LAG32}) for a in arms}
+    return {a: confirm.arm_readings(table, a, cold, note, {TOP: LAG32}, section="f12c") for a in arms}
 
 
 def context(table: pd.DataFrame, cold: float, note: str = "") -> dict:
@@ -70,14 +71,17 @@ def context(table: pd.DataFrame, cold: float, note: str = "") -> dict:
     low_readings = {a: confirm.up_to(readings[a], lag.LADDER[-1]) for a in _PAIR_ARMS if a in readings}
     low_texts = {a: confirm._words(r) for a, r in low_readings.items()}
     texts = {a: confirm._words(r) for a, r in readings.items()}
-    isolate = confirm._comparisons(low, low_readings, low_texts, note, (("isolate", ISOLATE, PAIRS),))["isolate"]
-    reread = confirm._comparisons(table, readings, texts, note, confirm.GROUPS)
+    isolate = confirm._comparisons(low, low_readings, low_texts, note, (("isolate", ISOLATE, PAIRS),),
+                                   section="f12c")["isolate"]  # fmt: skip
+    reread = confirm._comparisons(table, readings, texts, note, confirm.GROUPS, section="f12c", supersedes="f12b")
+    shown = [v for a, r in readings.items() for key in ("tolerates", "learning") for d, v in r[key].items()
+             if (a == ISOLATED or d == TOP) and hasattr(v, "number")]  # fmt: skip
     pairs = reread["corrections"] + reread["gspo_vs_grpo"]
     return {
         "rows": [r for r in confirm._rows(table, readings, cold) if r[0] == NAMES[ISOLATED] or r[1] == TOP],
-        "largest": [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": texts[a]}
-                    for a in (ISOLATED, *TOP_ARMS) if a in readings],
-        "isolate": isolate, **reread,
+        "largest": [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": texts[a], "lag": readings[a]["largest"],
+                     "key": a} for a in (ISOLATED, *TOP_ARMS) if a in readings],
+        "isolate": isolate, **reread, "statements": shown,
         "gap_rows": [[f"{c['arm']} − {c['against']}", g["lag"], g["gap"], g["clip"]]
                      for c in isolate for g in c["gaps"]],
         "top_rows": [[f"{c['arm']} − {c['against']}", g["lag"], g["gap"], g["clip"]]
@@ -92,7 +96,7 @@ def section() -> tuple[dict, dict]:
     seeds = int(mine["seed"].nunique()) if len(mine) else 0
     note = "" if done["done"] >= done["total"] else f"{seeds} of {len(s.seeds('confirm'))} seeds"
     ctx = {"progress": done, "seeds": seeds, "top": TOP, "rows": [], "largest": [], "isolate": [], "corrections": [],
-           "gspo_vs_grpo": [], "gap_rows": [], "top_rows": []}  # fmt: skip
+           "gspo_vs_grpo": [], "gap_rows": [], "top_rows": [], "statements": []}  # fmt: skip
     if not len(mine):
         return ctx, {"f12c_lags": (pd.DataFrame(columns=["arm", "lag", "seed", "late_acc", "failed"]), plot_lags)}
     table = combined(mine)

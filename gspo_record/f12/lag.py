@@ -15,8 +15,6 @@ the behaviour policy's log-probs (``old_logp = sampler``), or a proximal π_old 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 
@@ -25,7 +23,7 @@ from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_record.rules import PENDING, Rule, register
 
 __all__ = ["SPEC_SEARCH", "SPEC_CONFIRM", "ARMS", "EXTRA_ARMS", "LADDER", "LADDER_UP", "MARGIN", "arm_of", "lag_table",
-           "regime_verdict", "ladder_verdict", "drops", "tolerates_verdict", "largest_tolerated", "boundary_verdict",
+           "regime_verdict", "ladder_verdict", "drops", "tolerates_verdict", "largest_tolerated", "boundary_verdict", "boundary_words",
            "ess_auroc", "ess_verdict", "learning_verdict", "REGIME", "LADDER_RULE", "TOLERATES", "LEARNING",
            "CORRECTIONS", "GSPO_VS_GRPO", "ESS"]  # fmt: skip
 
@@ -68,23 +66,37 @@ LADDER_RULE = register(Rule(
      "kept": "an arm breaks by lag 16: the ladder stays {0, 2, 4, 8, 16}"},
     {"BREAKS_BY": BREAKS_BY}, declared=_DECLARED, marker="- f12a.ladder: the confirmation's lags", specs=(SPEC_SEARCH,),
 ))  # fmt: skip
+#: f12.tolerates' reading of a drop's statement (an equivalence reading on the margin): inside the margin tolerates,
+#: below 0 and past it degrades, anything else (a gain past the margin too) inconclusive
+TOLERATES_READS = {"within": "tolerates", "within_below": "tolerates", "within_above": "tolerates",
+                   "below": "degrades", "above": "inconclusive", "inconclusive": "inconclusive"}  # fmt: skip
+#: its words per statement outcome: a "tolerates" whose interval also lies below (above) 0 says so — equivalent
+#: within the margin, not the same
+TOLERATES_WORDS = {"within": "tolerates", "within_below": f"tolerates {DROP_SHOWN}",
+                   "within_above": f"tolerates {GAIN_SHOWN}", "below": "degrades",
+                   "above": "inconclusive (a gain past the margin)", "inconclusive": "inconclusive"}  # fmt: skip
 TOLERATES = register(Rule(
     "f12.tolerates", "12",
     {"tolerates": "tolerates", "degrades": "degrades", "inconclusive": "inconclusive"},
     {"MARGIN": MARGIN, "LEVEL": 0.95}, declared=_DECLARED, null="inconclusive",
-    marker="- f12.tolerates, per arm and lag D > 0", specs=(SPEC_CONFIRM,),
+    marker="- f12.tolerates, per arm and lag D > 0", specs=(SPEC_CONFIRM,), reads=TOLERATES_READS,
 ))  # fmt: skip
 
 LEARNING = register(Rule(
     "f12.learning", "12", {"shown": "learning shown", "none": "learning nothing shown"}, {"LEVEL": 0.95},
     declared=_DECLARED, null="none", marker="- Learning, not only tolerating", specs=(SPEC_CONFIRM,),
+    reads={"above": "shown", "none": "none", "below": "none"},
 ))  # fmt: skip
+#: f12.learning's words per statement outcome (below the cold start is "none" to the rule, and says where)
+LEARNING_WORDS = {"above": "learning shown", "none": "learning nothing shown", "below": "below the cold start"}
+#: a boundary statement's reading by the two rules below: equal boundaries move nothing, at the top or not
+BOUNDARY_READS = {"higher": "up", "lower": "down", "same": "none", "both_top": "none"}
 
 
 def _boundary_rule(name: str, outcomes: dict[str, str], marker: str) -> Rule:
     """A rule comparing two arms' largest tolerated lags (:func:`boundary_verdict`): up / down / none."""
     return register(Rule(name, "12", outcomes, {"MARGIN": MARGIN}, declared=_DECLARED, null="none", marker=marker,
-                         specs=(SPEC_CONFIRM,)))  # fmt: skip
+                         specs=(SPEC_CONFIRM,), reads=BOUNDARY_READS))  # fmt: skip
 
 
 CORRECTIONS = _boundary_rule(
@@ -92,11 +104,14 @@ CORRECTIONS = _boundary_rule(
     {"up": "moves the boundary up", "down": "moves the boundary down", "none": "no move shown"},
     "- f12.corrections (do the corrections move the boundary?)",
 )
+#: the labels name the boundary, which is what the rule compares: two margin readings, not a difference between the
+#: arms (issue 48: "GRPO tolerates more lag" stood beside a difference of drops whose interval held 0)
 GSPO_VS_GRPO = _boundary_rule(
     "f12.gspo_vs_grpo",
-    {"up": "GSPO tolerates more lag", "down": "GRPO tolerates more lag", "none": "no difference shown"},
+    {"up": "GSPO's boundary at a larger lag", "down": "GRPO's boundary at a larger lag",
+     "none": "the same boundary"},
     "- f12.gspo_vs_grpo (does GSPO tolerate more lag than GRPO?)",
-)
+)  # fmt: skip
 ESS = register(Rule(
     "f12.ess", "12",
     {"warns": "ESS warns of failure", "none": "no warning shown", "not_scored": "not scored: too few failures"},
@@ -175,11 +190,6 @@ def _lag0(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["lag"] == 0]
 
 
-def _compare(a: int, b: int) -> int:
-    """+1 / −1 / 0 when lag ``a`` is larger / smaller than / equal to lag ``b``."""
-    return int(a > b) - int(a < b)
-
-
 def regime_verdict(table: pd.DataFrame, seeds: int = 1):
     """Rule ``f12a.regime``: "fails" when an arm at lag 0 collapsed or froze; "qualifies" once every arm has
     ``seeds`` lag-0 runs and none did; PENDING before (the page marks it provisional until every cell is in, so a
@@ -209,38 +219,40 @@ def drops(table: pd.DataFrame, arm: str, lag: int, metric: str = "late_acc") -> 
     return paired_diff(runs.assign(lag_id=runs["lag"]), lag, 0, metric, column="lag_id")
 
 
-def tolerates_verdict(drop: pd.Series, rule: Rule = TOLERATES):
+def tolerates_verdict(drop: pd.Series, rule: Rule = TOLERATES, id: str = "f12.tolerates", provisional: str = ""):
     """Rule ``f12.tolerates`` (or ``rule``, declared with its outcomes: ``f12c.lag32``) on one arm's per-seed drops at
-    one lag (:func:`drops`): the declared 95 % interval (Student-t on [-1, 1]) inside [-MARGIN, MARGIN] → "tolerates";
-    its upper end below 0 → "degrades"; else "inconclusive". PENDING below 2 seeds. A "tolerates" whose interval also
-    lies below (above) 0 says so: "tolerates (a drop inside the margin shown)" — equivalent within the margin, not the
-    same."""
-    if len(drop) < 2:
+    one lag (:func:`drops`), as statement ``id``: the declared 95 % interval (Student-t on [-1, 1]) inside [-MARGIN,
+    MARGIN] → "tolerates"; its upper end below 0 → "degrades"; else "inconclusive" (:data:`TOLERATES_READS`). PENDING
+    (a verdict) below 2 seeds. A "tolerates" whose interval also lies below (above) 0 says so (:data:`TOLERATES_WORDS`)."""
+    from gspo_record.statements import Interval
+
+    values = [float(v) for v in drop if v == v]
+    if len(values) < 2:
         return rule.verdict(PENDING)
-    lo, hi = declared_t_interval(list(drop), _RANGE)
+    lo, hi = declared_t_interval(values, _RANGE)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return rule.verdict(PENDING)
-    if lo >= -MARGIN and hi <= MARGIN:
-        verdict = rule.verdict("tolerates")
-        shown = DROP_SHOWN if hi < 0 else GAIN_SHOWN if lo > 0 else ""
-        return replace(verdict, label=f"{verdict.label} {shown}") if shown else verdict
-    if hi < 0:
-        return rule.verdict("degrades")
-    return rule.verdict("inconclusive", values=list(drop))
+    number = Interval.of(values, lambda _: (lo, hi), bounds=_RANGE, margin=MARGIN)
+    return rule.state(id, "does the arm keep within the margin of its lag-0 accuracy at this lag?", number,
+                      words=TOLERATES_WORDS, provisional=provisional)  # fmt: skip
 
 
-def learning_verdict(late, cold: float):
+def learning_verdict(late, cold: float, id: str = "f12.learning", provisional: str = ""):
     """Rule ``f12.learning`` on one arm's late held-out accuracies at one lag (per seed) against the cold start's
-    accuracy ``cold``: "shown" when the declared 95 % interval of late − cold (Student-t on [0, 1], shifted) lies
-    above 0, "none" otherwise; PENDING below 2 seeds. A "tolerates" beside "none" prints "tolerates, learning nothing
-    shown" (declared with the search's rules)."""
+    accuracy ``cold``, as statement ``id`` about late − cold: "shown" when the declared 95 % interval of late − cold
+    (Student-t on [0, 1], shifted) lies above 0, "none" otherwise; PENDING below 2 seeds. A "tolerates" beside "none"
+    prints "tolerates, learning nothing shown" (declared with the search's rules)."""
+    from gspo_record.statements import Interval
+
     late = [float(x) for x in late if x == x]
     if len(late) < 2:
         return LEARNING.verdict(PENDING)
-    lo, _ = declared_t_interval(late, (0.0, 1.0))
+    lo, hi = declared_t_interval(late, (0.0, 1.0))
     if not math.isfinite(lo):
         return LEARNING.verdict(PENDING)
-    return LEARNING.verdict("shown" if lo > cold else "none")
+    number = Interval.of([x - cold for x in late], lambda _: (lo - cold, hi - cold), bounds=(-cold, 1.0 - cold))
+    return LEARNING.state(id, "does the arm still learn over the cold start at this lag?", number,
+                          words=LEARNING_WORDS, provisional=provisional)  # fmt: skip
 
 
 def largest_tolerated(verdicts: dict[int, object]) -> int | None:
@@ -248,7 +260,7 @@ def largest_tolerated(verdicts: dict[int, object]) -> int | None:
     one of them is PENDING. ``verdicts``: lag → :func:`tolerates_verdict`."""
     largest = 0
     for lag in sorted(v for v in verdicts if v > 0):
-        outcome = verdicts[lag].outcome
+        outcome = verdicts[lag].rule_outcome
         if outcome == PENDING:
             return None
         if outcome != "tolerates":
@@ -257,16 +269,28 @@ def largest_tolerated(verdicts: dict[int, object]) -> int | None:
     return largest
 
 
-def boundary_verdict(rule: Rule, arm: int | None, against: int | None, top: int | None = None):
-    """``f12.corrections`` / ``f12.gspo_vs_grpo``: "up" when ``arm``'s largest tolerated lag exceeds ``against``'s,
-    "down" when it is smaller, "none" when equal; PENDING when either is unknown. When both equal ``top``, the
-    largest lag tried, "none" says so: the ladder cannot separate them."""
+def boundary_words(rule: Rule) -> dict[str, str]:
+    """A boundary statement's words per outcome (:data:`BOUNDARY_READS`), from ``rule``'s labels; equal boundaries
+    at the ladder's top say the ladder cannot separate them."""
+    return {o: rule.outcomes[r] for o, r in BOUNDARY_READS.items()} | {
+        "both_top": f"{rule.outcomes['none']}: both tolerate every lag tried"}
+
+
+def boundary_verdict(rule: Rule, arm: int | None, against: int | None, top: int | None = None, *,
+                     id: str = "", provisional: str = "", supersedes: tuple[str, ...] = (), secondary=None):  # fmt: skip
+    """``f12.corrections`` / ``f12.gspo_vs_grpo`` / ``f12c.isolate`` as statement ``id`` (default: the rule's name)
+    about the two largest tolerated lags (:class:`~gspo_record.statements.Boundaries`, "16 against 2"): "up" when
+    ``arm``'s exceeds ``against``'s, "down" when it is smaller, "none" when equal — at ``top``, the largest lag
+    tried, the words say the ladder cannot separate them. PENDING (a verdict) when either is unknown.
+    ``secondary``: the paired difference of the drops printed beside it, a statement of its own."""
+    from gspo_record.statements import Boundaries
+
     if arm is None or against is None:
         return rule.verdict(PENDING)
-    verdict = rule.verdict({1: "up", -1: "down", 0: "none"}[_compare(arm, against)])
-    if top is not None and arm == against == top:
-        return replace(verdict, label=f"{verdict.label} (both tolerate every lag tried, up to {top})")
-    return verdict
+    number = Boundaries(int(arm), int(against), int(top if top is not None else max(arm, against) + 1))
+    return rule.state(id or rule.name, "which arm keeps within the margin to the larger lag?", number,
+                      words=boundary_words(rule), provisional=provisional, supersedes=supersedes,
+                      secondary=secondary)  # fmt: skip
 
 
 def ess_auroc(warning, failed) -> float:

@@ -117,21 +117,24 @@ def plot_lags(data: pd.DataFrame):
 
 
 def glance_row(ctx: dict, _row) -> dict:
-    """Finding 12's At a glance row: the fresh seeds' largest tolerated lags and boundary verdicts once two seeds are
-    in (the search's numbers and rules before), made by the overview's row maker ``_row``
-    (:func:`gspo_record.headline._row`, passed in: no import cycle)."""
-    f12, f12b = ctx["f12"], ctx["f12b"]
-    if f12b["seeds"] < 2:
+    """Finding 12's At a glance row, made by the overview's row maker ``_row`` (:func:`gspo_record.headline._row`,
+    passed in: no import cycle). Once 12c's fresh seeds are in, its cells are the written prose of
+    ``gspo_record/f12/prose.md`` on the book's newest statements (12c's, which supersede 12b's); the search's numbers
+    and rules before."""
+    from gspo_record.prose import render
+
+    f12, f12b, f12c = ctx["f12"], ctx["f12b"], ctx["f12c"]
+    if f12b["seeds"] < 2 or f12c["seeds"] < 2:
         p = f12["progress"]
         return _row("12", "Stale rollouts (beyond)", "—",
                     f"search, 2 seeds ({p['done']}/{p['total']} cells), {f12['ends']}; the fresh seeds' verdicts are "
                     "pending", f"regime: {f12['regime'].label}; ladder: {f12['ladder'].label}", f12["regime"],
                     f12["ladder"])  # fmt: skip
-    p, pairs = f12b["progress"], f12b["corrections"] + f12b["gspo_vs_grpo"]
-    largest = ", ".join(f"{a['short']} {a['brief']}" for a in f12b["largest"])
-    words = "; ".join(f"{c['short']} vs {c['short_against']}: {c['verdict'].label}{c['verdict'].mark}" for c in pairs)
-    words += pairs[0]["verdict"].note if pairs else ""
-    return _row("12", "Stale rollouts (beyond)", "—",
-                f"fresh seeds ({p['done']}/{p['total']} cells); largest lag D (rollout batches) within {f12['margin']} "
-                f"of lag 0: {largest}",
-                words, *(c["verdict"] for c in pairs))  # fmt: skip
+    book = ctx["book"]
+    lags = {a["key"]: a["lag"] for a in f12b["largest"]} | {a["key"]: a["lag"] for a in f12c["largest"]}
+    pairs = f12c["corrections"] + f12c["gspo_vs_grpo"] + f12c["isolate"]
+    prose = {"lags": lags, "at": {c["verdict"].id: c["at"] for c in pairs}, "margin": f12["margin"],
+             "seeds": f12c["seeds"], "top": f12c["top"]}  # fmt: skip
+    number, verdict = (render("f12/prose.md", m, book, **prose) for m in ("number", "verdict"))
+    return _row("12", "Stale rollouts (beyond)", "—", number, verdict,
+                *(book.summary(c["verdict"].id) for c in pairs))  # fmt: skip

@@ -1,0 +1,123 @@
+"""Issue 48 on finding 12, end to end on the stored results: its verdicts are statements, a boundary prints the two
+lags it compares with the paired difference beside it carrying its own outcome, 12c's re-readings supersede 12b's,
+and At a glance row 12 is written prose on the newest statements. Mutants of the data and of the prose flip or fail
+it: stored results changed (in a temporary copy) so that a statement's outcome flips fail the build; a summary naming
+a superseded statement fails; a number written into prose fails."""
+
+from __future__ import annotations
+
+import lzma
+import json
+import shutil
+
+import pytest
+
+import gspo_record.f12.lag_page as lag_page
+from gspo_lab.experiments.store import cached, results_root
+from gspo_record.book import Book
+from gspo_record.headline import _row
+from gspo_record.page import SECTIONS
+from gspo_record.prose import HERE, literals, render
+from gspo_record.statements import StatementError
+
+F12 = ("f12", "f12b", "f12c")
+
+
+def _read() -> dict:
+    with cached():
+        ctx = {k: SECTIONS[k]()[0] for k in F12}
+    ctx["book"] = Book.of(ctx)
+    return ctx
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return _read()
+
+
+def test_every_f12_verdict_the_page_prints_is_a_statement_and_the_lint_passes(ctx):
+    book = ctx["book"]
+    assert book.problems() == []
+    assert {"f12b.gspo_vs_grpo", "f12c.gspo_vs_grpo", "f12c.mask_vs_proximal"} <= set(book.statements)
+    tolerates = [s for s in book.statements.values() if ".tolerates." in s.id]
+    assert len(tolerates) >= 24 and all(s.rule in ("f12.tolerates", "f12c.lag32") for s in tolerates)
+
+
+def test_a_boundary_prints_its_two_lags_and_the_difference_beside_it_has_its_own_outcome(ctx):
+    """The audit's case: "no difference shown" about the boundaries (16 and 16) beside a difference of drops that
+    excludes 0. Now the two are two statements, each worded from its own number."""
+    old = ctx["book"]["f12b.gspo_vs_grpo"]
+    assert (old.outcome, str(old.number)) == ("both_top", "16 against 16")
+    assert old.secondary.outcome == "below" and old.secondary.number.hi < 0
+    assert old.secondary.label.startswith("GSPO (behaviour π_old) lost more accuracy")
+    (entry,) = ctx["f12b"]["gspo_vs_grpo"]
+    assert "(16 against 16)" in entry["text"] and "lost more accuracy at lag 16" in entry["text"]
+
+
+def test_12c_supersedes_12b_and_row_12_renders_the_newest(ctx):
+    book = ctx["book"]
+    assert book.superseded_by("f12b.gspo_vs_grpo") == "f12c.gspo_vs_grpo"
+    with pytest.raises(StatementError, match="f12c.gspo_vs_grpo supersedes"):
+        book.summary("f12b.gspo_vs_grpo")
+    row = lag_page.glance_row(ctx, _row)
+    new = book["f12c.gspo_vs_grpo"]
+    assert f"at {new.number.a} against GRPO's {new.number.b}" in row["verdict"]
+    assert new.secondary.number.brief in row["verdict"]
+    assert "(" not in row["verdict"] and "`" not in row["verdict"]  # no nested brackets, no rule ids in prose
+
+
+def test_mutant_a_summary_naming_a_superseded_statement_fails(ctx, tmp_path):
+    source = (HERE / "f12/prose.md").read_text().replace('s("f12c.gspo_vs_grpo")', 's("f12b.gspo_vs_grpo")')
+    (tmp_path / "prose.md").write_text(source)
+    with pytest.raises(StatementError, match="a summary renders f12b.gspo_vs_grpo, which f12c.gspo_vs_grpo supersedes"):
+        render(tmp_path / "prose.md", "verdict", ctx["book"], at={}, lags={})
+
+
+def test_mutant_a_number_written_into_prose_fails(ctx, tmp_path):
+    assert literals((HERE / "f12/prose.md").read_text()) == []
+    source = (HERE / "f12/prose.md").read_text().replace("{{ pair.secondary.number.brief }}", "-0.00891")
+    (tmp_path / "prose.md").write_text(source)
+    with pytest.raises(StatementError, match=r"numbers written into prose, not placeholders: \['-0.00891'\]"):
+        render(tmp_path / "prose.md", "verdict", ctx["book"])
+
+
+@pytest.mark.parametrize(("text", "found"), [("lost 0.09 more", ["0.09"]), ("section 12c, §3, bf16, k3", []),
+                                              ("$\\epsilon = 0.2$ and `lr = 3e-4`", []), ("at lag 32", ["32"]),
+                                              ("{{ x }} of 3e-4", ["3e-4"])])  # fmt: skip
+def test_the_literal_check_finds_numbers_outside_placeholders_equations_and_code(text, found):
+    assert literals(text) == found
+
+
+def _flip_gspo_at_32(root, by: float = 0.09) -> int:
+    """In a copy of the stored results at ``root``: every f12c run of GSPO on the sampler's π_old at lag 32 gains
+    ``by`` on each held-out evaluation from rollout 40 (its drop from lag 0 moves inside the margin)."""
+    changed = 0
+    for path in (root / "f12c_lag_isolate").glob("*.json.xz"):
+        run = json.loads(lzma.open(path).read())
+        c = run["config"]
+        if (c["objective"], c.get("old_logp"), c.get("rollout_lag")) != ("gspo", "sampler", 32):
+            continue
+        ev = run["eval"]
+        ev["eval/accuracy_sampled"] = [min(1.0, a + by) if r >= 40 else a
+                                       for r, a in zip(ev["rollout"], ev["eval/accuracy_sampled"], strict=True)]
+        path.write_bytes(lzma.compress(json.dumps(run).encode()))
+        changed += 1
+    return changed
+
+
+def test_data_mutant_stored_results_that_flip_a_statement_fail_the_build(ctx, tmp_path, monkeypatch):
+    """Stored results changed in a temporary copy so that GSPO tolerates lag 32: f12c.gspo_vs_grpo flips from
+    "lower" to "both_top", and the prose that assumes "lower" fails instead of printing a stale sentence."""
+    root = tmp_path / "results"
+    root.mkdir()
+    for spec in results_root().iterdir():
+        (root / spec.name).symlink_to(spec)
+    (root / "f12c_lag_isolate").unlink()
+    shutil.copytree(results_root() / "f12c_lag_isolate", root / "f12c_lag_isolate")
+    assert _flip_gspo_at_32(root) == 10
+    monkeypatch.setenv("GSPO_LAB_RESULTS", str(root))
+    flipped = _read()
+    assert ctx["book"]["f12c.gspo_vs_grpo"].outcome == "lower"
+    assert flipped["book"]["f12c.gspo_vs_grpo"].outcome == "both_top"
+    with pytest.raises(StatementError, match="prose assumes f12c.gspo_vs_grpo reads 'lower'; the data give 'both_top'"):
+        lag_page.glance_row(flipped, _row)
