@@ -11,9 +11,48 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gspo_record.statements import Statement, StatementError, consistent
+from gspo_record.statements import Count, Interval, Statement, StatementError
 
-__all__ = ["Book", "statements_in"]
+__all__ = ["Book", "Superseded", "statements_in", "consistent"]
+
+
+def consistent(number, outcome: str) -> bool:
+    """Whether ``outcome`` can be said of ``number``: the lint's own check of every statement, written apart from
+    :data:`OUTCOMES` (a mutant outcome function is caught by it). A side needs its interval past the null, a null
+    reading an interval that holds it; a count's class its thresholds; a boundary's its two lags."""
+    if isinstance(number, Interval):
+        lo, hi, null, m = number.lo, number.hi, number.null, number.margin
+        inside = m > 0 and null - m <= lo and hi <= null + m
+        side = {"above": lo > null, "below": hi < null, "none": lo <= null <= hi}
+        return {"above": side["above"] and not inside, "below": side["below"] and not inside,
+                "within_above": inside and side["above"], "within_below": inside and side["below"],
+                "within": inside and side["none"], "none": m == 0 and side["none"],
+                "inconclusive": m > 0 and not inside and side["none"]}.get(outcome, False)  # fmt: skip
+    if isinstance(number, Count):
+        k, n = number.k * number.per, number.n
+        high, low = k >= number.at_least * n, k <= number.at_most * n
+        return {"at_least": high, "at_most": low and not high, "between": not high and not low}.get(outcome, False)
+    a, b = (-1 if v is None else v for v in (number.a, number.b))
+    return {"higher": a > b, "lower": a < b, "same": a == b != number.top,
+            "both_top": a == b == number.top}.get(outcome, False)  # fmt: skip
+
+
+class Superseded:
+    """What a summary's context holds in place of a superseded statement: any use of it fails the build, naming the
+    statement that supersedes it (:meth:`Book.guard`)."""
+
+    def __init__(self, id: str, newer: str):
+        self._id, self._newer = id, newer
+
+    def _fail(self, *_args, **_kw):
+        raise StatementError(f"a summary renders {self._id}, which {self._newer} supersedes: render {self._newer}")
+
+    __str__ = __format__ = __bool__ = __iter__ = _fail
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self._fail()
 
 
 def statements_in(tree) -> list[Statement]:
@@ -54,6 +93,19 @@ class Book:
                 continue
             book.add(s)
         return book
+
+    def guard(self, tree):
+        """``tree`` (a build's context) with every superseded statement replaced by a :class:`Superseded`: what a
+        summary template (the story, the recipe, At a glance) is rendered with, so rendering an older reading where a
+        newer one exists fails the build. Dicts, lists and tuples are copied; everything else is shared."""
+        if isinstance(tree, Statement):
+            newer = self.superseded_by(tree.id)
+            return Superseded(tree.id, newer) if newer else tree
+        if isinstance(tree, dict):
+            return {k: self.guard(v) for k, v in tree.items()}
+        if isinstance(tree, (list, tuple)):
+            return type(tree)(self.guard(v) for v in tree) if type(tree) in (list, tuple) else tree
+        return tree
 
     def problems(self) -> list[str]:
         """The lint's statement checks: each outcome against its own number (:func:`consistent`), each rule's

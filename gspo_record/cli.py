@@ -31,10 +31,10 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["provenance"]:
-        from gspo_record.page import rule_markers
         from gspo_record.provenance import main as provenance
+        from gspo_record.rules import RULES
 
-        return provenance(argv[1:], rule_markers())
+        return provenance(argv[1:], {name: (r.marker, r.specs) for name, r in RULES.items()})
 
     parser = argparse.ArgumentParser(prog="python -m gspo_record", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare instead of writing")

@@ -5,7 +5,28 @@ also shows the robustness readings (:mod:`~gspo_record.robust`) and the bookkeep
 
 from __future__ import annotations
 
-__all__ = ["stats_section"]
+__all__ = ["stats_section", "RELABELLED"]
+
+#: the labels that changed when the verdicts became statements (issue 48): (rule, outcome, before, after, why). No
+#: rule's outcome changed; these are words that did not say what the number beside them shows
+RELABELLED = (
+    ("f12.gspo_vs_grpo", "up", "GSPO tolerates more lag", "GSPO's boundary at a larger lag",
+     "the rule compares two largest tolerated lags, each read on the margin; it is not a difference between the arms, "
+     "which the paired difference of their drops beside it now states on its own"),
+    ("f12.gspo_vs_grpo", "down", "GRPO tolerates more lag", "GRPO's boundary at a larger lag",
+     "as above: on the ladder to 32 the drops at lag 32 differ by an interval that holds 0"),
+    ("f12.gspo_vs_grpo", "none", "no difference shown", "the same boundary",
+     "it was printed beside a paired difference of drops whose interval excludes 0"),
+    ("f12.corrections, f12.gspo_vs_grpo, f12c.isolate", "none, both at the ladder's top",
+     "… (both tolerate every lag tried, up to 16)",
+     "…: both tolerate every lag tried, with \"16 against 16\" beside it",
+     "a boundary statement prints the two lags it compares; the paired difference of drops is a statement of "
+     "its own"),
+    ("f12.tolerates, f12c.lag32", "inconclusive, a gain past the margin", "inconclusive",
+     "inconclusive (a gain past the margin)", "the words say which side of the margin the interval crossed"),
+    ("f12.learning", "none, below the cold start", "learning nothing shown", "below the cold start",
+     "an interval below the cold start's accuracy says so"),
+)  # fmt: skip
 
 
 def stats_section(rows: list[dict]) -> dict:
@@ -44,4 +65,6 @@ def stats_section(rows: list[dict]) -> dict:
         "changed": changed,
         "read": sum(r["read"] for r in rows),
         "per_comparison": comparison_coverage.summary(),
-    }
+        "relabelled": [[f"`{rule}`" if "," not in rule else ", ".join(f"`{r.strip()}`" for r in rule.split(",")),
+                        outcome, before, after, why] for rule, outcome, before, after, why in RELABELLED],
+    }  # fmt: skip

@@ -57,7 +57,6 @@ __all__ = [
     "TEMPLATES",
     "template_files",
     "PAGES",
-    "rule_markers",
     "compute",
     "render",
     "build",
@@ -82,8 +81,9 @@ PAGES = {"story.md": "story.md", "findings.md": "page.md", "glossary.md": "gloss
 
 
 def template_files() -> list[Path]:
-    """Every template: the shared ones and each finding room's."""
-    return sorted(TEMPLATES.glob("*.md")) + sorted(HERE.glob("f*/*.md"))
+    """Every page template: the shared ones and each finding room's (its written prose, ``prose.md``, is read by
+    :mod:`gspo_record.prose`, not rendered as a page)."""
+    return sorted(TEMPLATES.glob("*.md")) + sorted(p for p in HERE.glob("f*/*.md") if p.name != "prose.md")
 
 
 #: context name -> the section function that computes it: () -> (context, {figure name: (data, plot function)})
@@ -161,13 +161,6 @@ def knob_map() -> str:
     return "\n".join(lines)
 
 
-def rule_markers() -> dict[str, tuple[str, tuple[str, ...]]]:
-    """Every registered rule's marker and specs (for :mod:`gspo_record.provenance`)."""
-    from gspo_record.rules import RULES
-
-    return {name: (rule.marker, rule.specs) for name, rule in RULES.items()}
-
-
 def compute() -> tuple[dict, dict]:
     """Every section's context and figures (under the page's interval, each verdict marked with the robustness
     readings that change it: gspo_record/robust.py), and the re-reading of every verdict under stats version
@@ -190,11 +183,12 @@ def compute() -> tuple[dict, dict]:
     for name, (ctx, figs) in outputs.items():
         context[name] = ctx
         figures.update(figs)
-    context["book"] = book = Book.of({name: context[name] for name in outputs})
-    if problems := book.problems():  # each outcome against its own number (the statement lint)
+    if problems := (book := Book.of({name: context[name] for name in outputs})).problems():  # the statement lint
         raise StatementError("the book's statements fail the lint:\n  " + "\n  ".join(problems))
+    context["book"] = book
     context["stats"] = methods.stats_section(rows)
     context["robust"] = robust.summary(checked)
+    context["f12_prose"] = f12_lag.prose(context)  # finding 12's written prose, for the story and the recipe
     context["story"], context["glance"] = headline.story(context), headline.glance(context)
     context["recipe"] = recipe.recipe(context)
     where = {n: page for ns, page in FINDING_PAGES.items() for n in ns}
@@ -224,8 +218,14 @@ def _verdicts(tree) -> list:
     return [v for item in items for v in _verdicts(item)]
 
 
+SUMMARIES = ("story.md", "recipe.md", "page.md")  # rendered with the book's guard on superseded statements
+
+
 def render(context: dict, template: str = "page.md") -> str:
-    """``template`` (default: the findings page) rendered with every section's ``context``."""
+    """``template`` (default: the findings page) rendered with every section's ``context``; a summary
+    (:data:`SUMMARIES`) with every superseded statement guarded (:meth:`gspo_record.book.Book.guard`)."""
+    if template in SUMMARIES and "book" in context:
+        context = context["book"].guard(context)
     import jinja2
 
     from gspo_lab.equations import eq

@@ -188,9 +188,17 @@ class Rule:
             label = f"{label} ({self.null_count} {majority(values, null)})"
         return Verdict(self.name, outcome, label, provisional, self.post_hoc)
 
-
-    def state(self, id: str, question: str, number, *, provisional: str = "", supersedes: tuple[str, ...] = (),
-              secondary=None, words: dict[str, str] | None = None):
+    def state(
+        self,
+        id: str,
+        question: str,
+        number,
+        *,
+        provisional: str = "",
+        supersedes: tuple[str, ...] = (),
+        secondary=None,
+        words: dict[str, str] | None = None,
+    ):
         """The :class:`~gspo_record.statements.Statement` this rule makes of ``number`` (an Interval, Count or
         Boundaries): its outcome computed from the number, read as this rule's outcome through :attr:`reads`, worded
         by the rule's labels (or ``words``, per statement outcome). The rule's verdict is read too, so the robustness

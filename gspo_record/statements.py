@@ -15,9 +15,9 @@ number printed beside them.
 
 A comparative word ("tolerates more lag", "higher") may only name an outcome whose interval excludes the null — not a
 boundary's, which two margin readings give (the paired difference beside it says whether one arm lost more); a
-statement's ``words`` are checked against that when it is made (:func:`check_words`). :func:`consistent` is the lint's
-own check of an outcome against its number, written apart from :data:`OUTCOMES`. The book of one build, supersession
-and prose's ``expect``: :mod:`gspo_record.book`.
+statement's ``words`` are checked against that when it is made (:func:`check_words`). The book of one build,
+supersession, prose's ``expect`` and the lint's own check of an outcome against its number
+(:func:`gspo_record.book.consistent`, written apart from :data:`OUTCOMES`): :mod:`gspo_record.book`.
 
 Supersession (item 2): a statement that asks the same question on more data (a longer ladder, ten seeds over five,
 endpoint v2 over v1) names the ids it supersedes.
@@ -30,8 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 __all__ = ["Interval", "Count", "Boundaries", "Statement", "OUTCOMES", "COMPARATIVE", "StatementError",
-           "interval_outcome", "count_outcome", "boundary_outcome", "outcome_of", "check_words", "consistent",
-           "reach"]  # fmt: skip
+           "interval_outcome", "count_outcome", "boundary_outcome", "outcome_of", "check_words", "reach"]  # fmt: skip
 
 
 class StatementError(ValueError):
@@ -179,6 +178,8 @@ OUTCOMES = {Interval: "interval_outcome", Count: "count_outcome", Boundaries: "b
 def outcome_of(number) -> str:
     """The outcome of ``number``, computed by its kind's function (:data:`OUTCOMES`)."""
     return globals()[OUTCOMES[type(number)]](number)
+
+
 _MARGIN = ("within", "within_below", "within_above", "below", "above", "inconclusive")
 COMPARATIVE = ("more", "less", "higher", "lower", "above", "below", "better", "worse", "beats", "protects", "saves",
                "tolerates more", "outlasts")  # fmt: skip
@@ -209,26 +210,6 @@ def check_words(number, words: Mapping[str, str]) -> None:
             raise StatementError(f"{outcome!r} does not exclude the null, but its words compare: {text!r} ({said})")
 
 
-def consistent(number, outcome: str) -> bool:
-    """Whether ``outcome`` can be said of ``number``: the lint's own check of every statement, written apart from
-    :data:`OUTCOMES` (a mutant outcome function is caught by it). A side needs its interval past the null, a null
-    reading an interval that holds it; a count's class its thresholds; a boundary's its two lags."""
-    if isinstance(number, Interval):
-        lo, hi, null, m = number.lo, number.hi, number.null, number.margin
-        inside = m > 0 and null - m <= lo and hi <= null + m
-        side = {"above": lo > null, "below": hi < null, "none": lo <= null <= hi}
-        return {"above": side["above"] and not inside, "below": side["below"] and not inside,
-                "within_above": inside and side["above"], "within_below": inside and side["below"],
-                "within": inside and side["none"], "none": m == 0 and side["none"],
-                "inconclusive": m > 0 and not inside and side["none"]}.get(outcome, False)  # fmt: skip
-    if isinstance(number, Count):
-        high, low = number.k * number.per >= number.at_least * number.n, number.k * number.per <= number.at_most * number.n
-        return {"at_least": high, "at_most": low and not high, "between": not high and not low}.get(outcome, False)
-    a, b = (-1 if v is None else v for v in (number.a, number.b))
-    return {"higher": a > b, "lower": a < b, "same": a == b != number.top,
-            "both_top": a == b == number.top}.get(outcome, False)  # fmt: skip
-
-
 @dataclass(frozen=True)
 class Statement:
     """One verdict the book prints: its question, the number it is about, the words per outcome, how sure.
@@ -257,7 +238,8 @@ class Statement:
         if self.reads and set(self.reads) != set(reach(self.number)):
             raise StatementError(f"statement {self.id}: reads must map each outcome {sorted(reach(self.number))}")
         if isinstance(self.supersedes, str) or self.id in self.supersedes:
-            raise StatementError(f"statement {self.id}: supersedes must be a tuple of other ids, got {self.supersedes!r}")
+            raise StatementError(f"statement {self.id}: supersedes must be a tuple of other ids, "
+                                 f"got {self.supersedes!r}")  # fmt: skip
 
     @property
     def outcome(self) -> str:

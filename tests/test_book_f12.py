@@ -6,8 +6,8 @@ a superseded statement fails; a number written into prose fails."""
 
 from __future__ import annotations
 
-import lzma
 import json
+import lzma
 import shutil
 
 import pytest
@@ -98,8 +98,9 @@ def _flip_gspo_at_32(root, by: float = 0.09) -> int:
         if (c["objective"], c.get("old_logp"), c.get("rollout_lag")) != ("gspo", "sampler", 32):
             continue
         ev = run["eval"]
-        ev["eval/accuracy_sampled"] = [min(1.0, a + by) if r >= 40 else a
-                                       for r, a in zip(ev["rollout"], ev["eval/accuracy_sampled"], strict=True)]
+        ev["eval/accuracy_sampled"] = [
+            min(1.0, a + by) if r >= 40 else a for r, a in zip(ev["rollout"], ev["eval/accuracy_sampled"], strict=True)
+        ]
         path.write_bytes(lzma.compress(json.dumps(run).encode()))
         changed += 1
     return changed
@@ -121,3 +122,16 @@ def test_data_mutant_stored_results_that_flip_a_statement_fail_the_build(ctx, tm
     assert flipped["book"]["f12c.gspo_vs_grpo"].outcome == "both_top"
     with pytest.raises(StatementError, match="prose assumes f12c.gspo_vs_grpo reads 'lower'; the data give 'both_top'"):
         lag_page.glance_row(flipped, _row)
+
+
+def test_a_summary_template_that_renders_a_superseded_statement_fails_and_a_finding_page_may(ctx, monkeypatch):
+    """The story and the recipe read 12b's comparisons until this issue; rendered through the book's guard, any use of
+    a superseded statement fails the build, while the finding page (unguarded) keeps 12b's section."""
+    import jinja2
+
+    text = "{% for c in f12b.gspo_vs_grpo %}{{ c.verdict.label }}{% endfor %}"
+    assert jinja2.Template(text).render(f12b=ctx["f12b"]) == "the same boundary: both tolerate every lag tried"
+    with pytest.raises(StatementError, match="a summary renders f12b.gspo_vs_grpo, which f12c.gspo_vs_grpo supersedes"):
+        jinja2.Template(text).render(**ctx["book"].guard({"f12b": ctx["f12b"]}))
+    monkeypatch.setattr(Book, "superseded_by", lambda self, id: None)  # mutant: a book that forgets supersession
+    assert jinja2.Template(text).render(**ctx["book"].guard({"f12b": ctx["f12b"]})).startswith("the same boundary")

@@ -42,6 +42,7 @@ import gspo_record.f11.arms as f11arms
 import gspo_record.f11.corrections as f11c
 import gspo_record.f11.ladder as f11e
 import gspo_record.f11.successors as f11
+import gspo_record.f12.ess as f12ess
 import gspo_record.f12.isolate as f12c
 import gspo_record.f12.lag as f12
 import gspo_record.page  # noqa: F401  (imports every finding, so RULES is complete)
@@ -613,9 +614,9 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ),
     ],
     "f12.ess": [
-        ("failed runs had low ESS", lambda: f12.ess_verdict(_ess(True)), "warns"),
-        ("ESS unrelated", lambda: f12.ess_verdict(_ess(False)), "none"),
-        ("4 failures", lambda: f12.ess_verdict(_ess(True, n_bad=4)), "not_scored"),
+        ("failed runs had low ESS", lambda: f12ess.ess_verdict(_ess(True)), "warns"),
+        ("ESS unrelated", lambda: f12ess.ess_verdict(_ess(False)), "none"),
+        ("4 failures", lambda: f12ess.ess_verdict(_ess(True, n_bad=4)), "not_scored"),
     ],
     "f6d.drift": [
         ("longer", lambda: f6d.drift_verdict(UP * 100), "longer"),

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import gspo_record.book as B
 import gspo_record.statements as S
 from gspo_lab.experiments.stats import t_interval
 from gspo_record.book import Book
@@ -39,8 +40,8 @@ MARGIN = [(-0.05, 0.01, "within"), (-0.06, -0.01, "within_below"), (0.01, 0.06, 
 def test_every_margin_outcome_is_reached(lo, hi, outcome):
     x = Interval((lo + hi) / 2, lo, hi, 10, 2, 8, margin=0.1)
     assert S.interval_outcome(x) == outcome
-    assert S.consistent(x, outcome)
-    assert not any(S.consistent(x, other) for other in S.reach(x) if other != outcome)
+    assert B.consistent(x, outcome)
+    assert not any(B.consistent(x, other) for other in S.reach(x) if other != outcome)
 
 
 COUNTS = [(4, 5, "at_least"), (1, 5, "at_most"), (2, 5, "between"), (16, 20, "at_least"), (3, 20, "at_most"),
@@ -142,17 +143,17 @@ def test_sure_says_what_flips_a_fragile_statement():
 def test_the_lints_own_check_agrees_with_every_outcome_function(centre, half, where, margin):
     lo, hi = centre - half, centre + half
     x = Interval(lo + where * (hi - lo), lo, hi, 10, 5, 5, margin=margin)
-    assert [o for o in S.reach(x) if S.consistent(x, o)] == [S.interval_outcome(x)]
+    assert [o for o in S.reach(x) if B.consistent(x, o)] == [S.interval_outcome(x)]
 
 
 @pytest.mark.parametrize(("k", "n", "outcome"), COUNTS)
 def test_the_lints_own_check_agrees_on_counts(k, n, outcome):
-    assert [o for o in S.reach(Count(k, n, 4, 1)) if S.consistent(Count(k, n, 4, 1), o)] == [outcome]
+    assert [o for o in S.reach(Count(k, n, 4, 1)) if B.consistent(Count(k, n, 4, 1), o)] == [outcome]
 
 
 @pytest.mark.parametrize(("a", "b", "outcome"), LADDERS)
 def test_the_lints_own_check_agrees_on_boundaries(a, b, outcome):
-    assert [o for o in S.reach(Boundaries(a, b, 16)) if S.consistent(Boundaries(a, b, 16), o)] == [outcome]
+    assert [o for o in S.reach(Boundaries(a, b, 16)) if B.consistent(Boundaries(a, b, 16), o)] == [outcome]
 
 
 def test_mutant_an_outcome_function_that_ignores_its_interval_is_caught_by_the_book_lint(monkeypatch):
@@ -171,12 +172,15 @@ def test_a_book_collects_every_statement_once_and_refuses_two_with_one_id():
     with pytest.raises(StatementError, match="made twice"):
         Book.of([s, _diff(-0.2, -0.1)])
     assert Book.of([Statement("n", "q", Count(1, 5, 4, 1), COUNT, supersedes=("gone",))]).problems() == [
-        "n: supersedes 'gone', which this build does not make"]
+        "n: supersedes 'gone', which this build does not make"
+    ]
 
 
 def test_a_rules_reading_maps_each_outcome_and_must_name_them_all():
     words = {o: "tolerates" if o.startswith("within") else o for o in S.reach(Interval(0, -1, 1, 5, 2, 2, margin=0.1))}
-    reads = {o: "tolerates" if o.startswith("within") else "degrades" if o == "below" else "inconclusive" for o in words}
+    reads = {
+        o: "tolerates" if o.startswith("within") else "degrades" if o == "below" else "inconclusive" for o in words
+    }
     s = Statement("t", "q", Interval(-0.03, -0.05, -0.01, 10, 0, 10, margin=0.1), words, reads=reads)
     assert (s.outcome, s.rule_outcome) == ("within_below", "tolerates")
     with pytest.raises(StatementError, match="reads must map each outcome"):

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+import gspo_record.f12.ess as f12_ess
 import gspo_record.f12.lag as lag
 from gspo_lab.experiments.stats import declared_t_interval
 from gspo_record.f12.lag_page import NAMES, SHORT_ALL, plot_lags
@@ -187,8 +188,9 @@ def _comparisons(table: pd.DataFrame, readings: dict, texts: dict[str, str], not
             id = f"{section}.{PAIR_IDS[(arm, against)]}"
             at = deciding_lag(mine, theirs, both) if mine is not None and theirs is not None and both else None
             secondary = drops_statement(table, arm, against, at, f"{id}.drops", note) if at is not None else None
+            older = (f"{supersedes}.{PAIR_IDS[(arm, against)]}",) if supersedes else ()
             verdict = lag.boundary_verdict(rule, mine, theirs, top, id=id, provisional=note, secondary=secondary,
-                                           supersedes=(f"{supersedes}.{PAIR_IDS[(arm, against)]}",) * bool(supersedes))
+                                           supersedes=older)  # fmt: skip
             out[name].append({
                 "arm": NAMES[arm], "against": NAMES[against], "short": SHORT_ALL[arm],
                 "short_against": SHORT_ALL[against], "largest": texts[arm],
@@ -224,14 +226,20 @@ def section() -> tuple[dict, dict]:
     note = "" if done["done"] >= done["total"] else f"{seeds} of {len(s.seeds('confirm'))} seeds"
     cold = cold_accuracy()
     readings = {arm: arm_readings(table, arm, cold, note) for arm in lag.ARMS.values() if (table["arm"] == arm).any()}
-    ess = _provisional(lag.ess_verdict(table[table["lag"] > 0]), note) if len(table) else lag.ESS.verdict(lag.PENDING)
+    stale_runs = table[table["lag"] > 0]
+    ess = _provisional(f12_ess.ess_verdict(stale_runs), note) if len(table) else lag.ESS.verdict(lag.PENDING)
     failed = int(table.loc[table["lag"] > 0, "failed"].sum()) if len(table) else 0
     texts = {a: _words(r) for a, r in readings.items()}
     largest = [{"arm": NAMES[a], "short": SHORT_ALL[a], "largest": texts[a], "brief": _words(r, brief=True),
                 "lag": r["largest"], "key": a} for a, r in readings.items()]  # fmt: skip
     compared = _comparisons(table, readings, texts, note) if readings else {"corrections": [], "gspo_vs_grpo": []}
-    shown = [v for r in readings.values() for key in ("tolerates", "learning") for v in r[key].values()
-             if hasattr(v, "number")]  # the statements its table prints
+    shown = [
+        v
+        for r in readings.values()
+        for key in ("tolerates", "learning")
+        for v in r[key].values()
+        if hasattr(v, "number")
+    ]  # the statements its table prints
     ctx = {"progress": done, "seeds": seeds, "cold": num(cold), "rows": _rows(table, readings, cold),
            "statements": shown,
            "largest": largest, **compared, "ess": ess, "failed": failed,

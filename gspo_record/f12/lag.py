@@ -9,12 +9,13 @@ the behaviour policy's log-probs (``old_logp = sampler``), or a proximal π_old 
   verdict prints beside it (clip fraction, the update's KL k3, the staleness KL k3) and the run's early ESS minimum.
 - :func:`regime_verdict` (``f12a.regime``) and :func:`ladder_verdict` (``f12a.ladder``): the search's two rules.
 - :func:`tolerates_verdict` (``f12.tolerates``) per arm and lag, :func:`largest_tolerated`; :func:`boundary_verdict`
-  for ``f12.corrections`` and ``f12.gspo_vs_grpo``; :func:`ess_verdict` (``f12.ess``).
+  for ``f12.corrections`` and ``f12.gspo_vs_grpo``; the rule ``f12.ess``, read by :mod:`.ess`.
 """
 
 from __future__ import annotations
 
 import math
+
 import numpy as np
 import pandas as pd
 
@@ -23,9 +24,9 @@ from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_record.rules import PENDING, Rule, register
 
 __all__ = ["SPEC_SEARCH", "SPEC_CONFIRM", "ARMS", "EXTRA_ARMS", "LADDER", "LADDER_UP", "MARGIN", "arm_of", "lag_table",
-           "regime_verdict", "ladder_verdict", "drops", "tolerates_verdict", "largest_tolerated", "boundary_verdict", "boundary_words",
-           "ess_auroc", "ess_verdict", "learning_verdict", "REGIME", "LADDER_RULE", "TOLERATES", "LEARNING",
-           "CORRECTIONS", "GSPO_VS_GRPO", "ESS"]  # fmt: skip
+           "regime_verdict", "ladder_verdict", "drops", "tolerates_verdict", "largest_tolerated", "boundary_verdict",
+           "boundary_words", "learning_verdict", "REGIME", "LADDER_RULE", "TOLERATES", "LEARNING", "CORRECTIONS",
+           "GSPO_VS_GRPO", "ESS"]  # fmt: skip
 
 SPEC_SEARCH, SPEC_CONFIRM = "f12a_lag_search", "f12b_lag_confirm"
 #: the arms in the page's order: (objective, old_logp, sampler_correction) -> arm name
@@ -222,8 +223,9 @@ def drops(table: pd.DataFrame, arm: str, lag: int, metric: str = "late_acc") -> 
 def tolerates_verdict(drop: pd.Series, rule: Rule = TOLERATES, id: str = "f12.tolerates", provisional: str = ""):
     """Rule ``f12.tolerates`` (or ``rule``, declared with its outcomes: ``f12c.lag32``) on one arm's per-seed drops at
     one lag (:func:`drops`), as statement ``id``: the declared 95 % interval (Student-t on [-1, 1]) inside [-MARGIN,
-    MARGIN] → "tolerates"; its upper end below 0 → "degrades"; else "inconclusive" (:data:`TOLERATES_READS`). PENDING
-    (a verdict) below 2 seeds. A "tolerates" whose interval also lies below (above) 0 says so (:data:`TOLERATES_WORDS`)."""
+    MARGIN] → "tolerates"; its upper end below 0 → "degrades"; else "inconclusive" (:data:`TOLERATES_READS`).
+    PENDING (a verdict) below 2 seeds. A "tolerates" whose interval also lies below (above) 0 says so
+    (:data:`TOLERATES_WORDS`)."""
     from gspo_record.statements import Interval
 
     values = [float(v) for v in drop if v == v]
@@ -273,11 +275,12 @@ def boundary_words(rule: Rule) -> dict[str, str]:
     """A boundary statement's words per outcome (:data:`BOUNDARY_READS`), from ``rule``'s labels; equal boundaries
     at the ladder's top say the ladder cannot separate them."""
     return {o: rule.outcomes[r] for o, r in BOUNDARY_READS.items()} | {
-        "both_top": f"{rule.outcomes['none']}: both tolerate every lag tried"}
+        "both_top": f"{rule.outcomes['none']}: both tolerate every lag tried"
+    }
 
 
-def boundary_verdict(rule: Rule, arm: int | None, against: int | None, top: int | None = None, *,
-                     id: str = "", provisional: str = "", supersedes: tuple[str, ...] = (), secondary=None):  # fmt: skip
+def boundary_verdict(rule: Rule, arm: int | None, against: int | None, top: int | None = None, *, id: str = "",
+                     provisional: str = "", supersedes: tuple[str, ...] = (), secondary=None):  # fmt: skip
     """``f12.corrections`` / ``f12.gspo_vs_grpo`` / ``f12c.isolate`` as statement ``id`` (default: the rule's name)
     about the two largest tolerated lags (:class:`~gspo_record.statements.Boundaries`, "16 against 2"): "up" when
     ``arm``'s exceeds ``against``'s, "down" when it is smaller, "none" when equal — at ``top``, the largest lag
@@ -291,28 +294,3 @@ def boundary_verdict(rule: Rule, arm: int | None, against: int | None, top: int 
     return rule.state(id or rule.name, "which arm keeps within the margin to the larger lag?", number,
                       words=boundary_words(rule), provisional=provisional, supersedes=supersedes,
                       secondary=secondary)  # fmt: skip
-
-
-def ess_auroc(warning, failed) -> float:
-    """AUROC of a *low* ``warning`` (the early ESS minimum) for ``failed`` runs: the probability that a failed run's
-    warning is lower than a surviving one's, ties counting one half; NaN without both kinds of run."""
-    warning, failed = np.asarray(warning, dtype=float), np.asarray(failed, dtype=bool)
-    bad, good = warning[failed], warning[~failed]
-    if not len(bad) or not len(good):
-        return math.nan
-    return float((bad[:, None] < good[None, :]).mean() + 0.5 * (bad[:, None] == good[None, :]).mean())
-
-
-def ess_verdict(stale: pd.DataFrame):
-    """Rule ``f12.ess`` on the D > 0 runs (columns ess_min, failed): "not_scored" with fewer than
-    :data:`ESS_MIN_EACH` failed or surviving runs; else "warns" when the percentile bootstrap 95 % interval of
-    :func:`ess_auroc` (runs resampled, seeded) lies above 0.5, "none" otherwise."""
-    runs = stale.dropna(subset=["ess_min"])
-    w, f = runs["ess_min"].to_numpy(float), runs["failed"].to_numpy(bool)
-    if f.sum() < ESS_MIN_EACH or (~f).sum() < ESS_MIN_EACH:
-        return ESS.verdict("not_scored")
-    rng = np.random.default_rng(ESS_SEED)
-    idx = rng.integers(0, len(w), (ESS_RESAMPLES, len(w)))
-    stats = [ess_auroc(w[i], f[i]) for i in idx]
-    lo = float(np.nanpercentile(stats, 2.5))
-    return ESS.verdict("warns" if lo > 0.5 else "none")
