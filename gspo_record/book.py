@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from gspo_record.statements import Count, Interval, Statement, StatementError
 
-__all__ = ["Book", "Superseded", "statements_in", "consistent"]
+__all__ = ["Book", "Superseded", "statements_in", "consistent", "diff_statement"]
 
 
 def consistent(number, outcome: str) -> bool:
@@ -139,10 +139,31 @@ class Book:
         newer = self.superseded_by(id)
         return str(self[id]) + (f" (superseded by {newer})" if newer else "")
 
-    def expect(self, id: str, outcome: str) -> str:
+    def expect(self, id, outcome: str) -> str:
         """Empty when statement ``id``'s outcome is ``outcome`` (what a written sentence assumes); StatementError
-        otherwise, naming both, so the sentence is rewritten."""
-        got = self.summary(id).outcome
+        otherwise, naming both, so the sentence is rewritten. ``id`` may also be a verdict a rule read (a finding
+        not yet written as statements: its rule's outcome key is compared) or a statement itself."""
+        if isinstance(id, str):
+            id, got = id, self.summary(id).outcome
+        elif isinstance(id, Statement):
+            id, got = id.id, self.summary(id.id).outcome
+        else:
+            id, got = f"rule {id.rule}", id.outcome
         if got != outcome:
             raise StatementError(f"prose assumes {id} reads {outcome!r}; the data give {got!r}: rewrite the sentence")
         return ""
+
+
+def diff_statement(diff, id: str, question: str, words: dict[str, str], declared: bool = True):
+    """A paired per-seed difference as a :class:`~gspo_record.statements.Statement` (``words``: above / below /
+    none): the page's interval on the difference range of the metric ``diff`` is named for, as :func:`diff_cell`
+    prints it (``diff``: a named Series); None when fewer than 2 seeds have both arms."""
+    from gspo_lab.experiments.stats import seed_interval
+    from gspo_record.endpoints import bounds_of, difference_bounds
+
+    values = [float(v) for v in diff if v == v]
+    if len(values) < 2:
+        return None
+    bounds = difference_bounds(bounds_of(getattr(diff, "name", None)))
+    number = Interval.of(values, lambda x: seed_interval(x, bounds), bounds=bounds)
+    return Statement(id, question, number, words, declared=declared)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 
-__all__ = ["main", "timing"]
+__all__ = ["main", "timing", "rule_markers"]
 
 
 def timing(seconds: float, slowest: int = 5) -> str:
@@ -24,6 +24,15 @@ def timing(seconds: float, slowest: int = 5) -> str:
     return f"[build] {seconds:.1f} s; slowest: " + ", ".join(f"{name} {s:.1f} s" for name, s in top)
 
 
+def rule_markers() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Every registered rule's marker and specs (for :mod:`gspo_record.provenance`); the page's modules register
+    them."""
+    import gspo_record.page  # noqa: F401
+    from gspo_record.rules import RULES
+
+    return {name: (rule.marker, rule.specs) for name, rule in RULES.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     import sys
 
@@ -32,9 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["provenance"]:
         from gspo_record.provenance import main as provenance
-        from gspo_record.rules import RULES
 
-        return provenance(argv[1:], {name: (r.marker, r.specs) for name, r in RULES.items()})
+        return provenance(argv[1:], rule_markers())
 
     parser = argparse.ArgumentParser(prog="python -m gspo_record", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare instead of writing")

@@ -68,7 +68,7 @@ def _setting(name: str) -> dict:
 
 def story(ctx: dict) -> dict:
     """The story page's headline results, each with the numbers and verdict its section computed."""
-    from gspo_lab.objectives import GSPO_CLIP
+    from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP
     from gspo_record.tables import F2
 
     f2 = _by(ctx["f2"]["verdicts"], "clip")
@@ -83,17 +83,21 @@ def story(ctx: dict) -> dict:
         "regime": _setting(F2["moe"]),
         "production_regime": _setting(F2["candidate"]),
         "gspo_band": {"low": _short(GSPO_CLIP.low), "high": _short(GSPO_CLIP.high)},
+        "grpo_band": {"low": _short(GRPO_CLIP.low), "high": _short(GRPO_CLIP.high)},
         "collapse": {
             "verdict": f2["off"]["verdict"],
             "counts": collapse,
             "late_moe": _late_diff(ctx, "MoE", "no grad clip"),
             "capped": f2["1"]["verdict"],
             "ten": ctx["f2t"]["verdicts"],
+            "ten_by": _by(ctx["f2t"]["verdicts"], "model"),
         },
+        "map_by": _by(ctx["f2_map"]["summary"], "clip"),
         "dose": dose,
         "size": {
             "accounts": ctx["f10"]["accounts"],
             "ten": ctx["f10"]["ten"]["verdicts"],
+            "ten_by": _by(ctx["f10"]["ten"]["verdicts"], "model"),
             "skip_ten": ctx["f10"]["skip_ten"]["verdicts"],
         },
         "clipping": {

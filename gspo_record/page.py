@@ -62,7 +62,6 @@ __all__ = [
     "build",
     "check",
     "md_table",
-    "knob_map",
 ]
 
 HERE = Path(__file__).parent
@@ -148,19 +147,6 @@ def _lead(loop, first: str, other: str) -> str:
     return first if loop.first else other
 
 
-def knob_map() -> str:
-    """The README's table of gspo_lab's knobs with TRL's and verl's names (one source: the README, which
-    ``tests/test_knob_map.py`` checks against TrainConfig and TRL's GRPOConfig), for the recipe page."""
-    text = (repo_root() / "README.md").read_text()
-    start = text.index("| gspo_lab `TrainConfig` | TRL `GRPOConfig` | verl |")
-    lines = []
-    for line in text[start:].splitlines():
-        if not line.startswith("|"):
-            break
-        lines.append(line)
-    return "\n".join(lines)
-
-
 def compute() -> tuple[dict, dict]:
     """Every section's context and figures (under the page's interval, each verdict marked with the robustness
     readings that change it: gspo_record/robust.py), and the re-reading of every verdict under stats version
@@ -219,6 +205,7 @@ def _verdicts(tree) -> list:
 
 
 SUMMARIES = ("story.md", "recipe.md", "page.md")  # rendered with the book's guard on superseded statements
+PROSE = ("story.md",)  # written prose: a literal number in the template fails the build (gspo_record/prose.py)
 
 
 def render(context: dict, template: str = "page.md") -> str:
@@ -239,9 +226,17 @@ def render(context: dict, template: str = "page.md") -> str:
         autoescape=False,
     )
     env.filters.update(FILTERS)
+    from gspo_record.book import StatementError
+    from gspo_record.prose import literals, why_fragile
+    from gspo_record.recipe import knob_map
     from gspo_record.staleness_map import staleness_map
 
     env.globals.update(table=md_table, sep=_sep, lead=_lead, eq=eq, knob_map=knob_map, staleness_map=staleness_map)
+    if template in PROSE and (found := literals((TEMPLATES / template).read_text())):
+        raise StatementError(f"{template}: numbers written into prose, not placeholders: {found}")
+    if "book" in context:  # written prose: each sentence's assumed outcome (gspo_record/prose.py)
+        env.globals.update(expect=context["book"].expect, s=context["book"].summary)
+        env.filters.update(why_fragile=why_fragile)
     return env.get_template(template).render(**context)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gspo_record.statements import StatementError
 
-__all__ = ["ALLOWED", "literals", "why_fragile", "macros", "render"]
+__all__ = ["ALLOWED", "literals", "why_fragile", "fragile_note", "macros", "render"]
 
 HERE = Path(__file__).parent
 #: numbers prose may write as words of the language, not results: "one", "two" are words; these are digits that name
@@ -36,15 +36,28 @@ def literals(source: str) -> list[str]:
     return [m.group(0) for m in _NUMBER.finditer(text) if m.group(0) not in ALLOWED]
 
 
+def _either(words: list[str]) -> str:
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
+
+
 def why_fragile(statement) -> str:
-    """What makes ``statement`` fragile, in words: "leaving out seed 62 or reading the training-reward AUC changes
-    it" (its robustness readings, :mod:`gspo_record.robust`); empty for a robust one."""
+    """What makes ``statement`` (or a verdict) fragile, in words: "leaving out seed 62 or reading the training-reward
+    AUC changes it", "leaving out any one of seeds 10, 11 or 13 changes it" (its robustness readings,
+    :mod:`gspo_record.robust`); empty for a robust one."""
     readings = list(dict.fromkeys(f.split(":")[0].strip() for f in statement.flips))
-    words = [r.replace("without seed", "leaving out seed") if r.startswith("without") else f"reading the {r}"
-             for r in readings]  # fmt: skip
-    if not words:
-        return ""
-    return (", ".join(words[:-1]) + " or " if len(words) > 1 else "") + words[-1] + " changes it"
+    seeds = [r.removeprefix("without seed ").strip() for r in readings if r.startswith("without seed")]
+    words = [f"reading the {r}" for r in readings if not r.startswith("without seed")]
+    if len(seeds) == 1:
+        words.insert(0, f"leaving out seed {seeds[0]}")
+    elif seeds:
+        words.insert(0, f"leaving out any one of seeds {_either(seeds)}")
+    return f"{_either(words)} changes it" if words else ""
+
+
+def fragile_note(statement, lead: str) -> str:
+    """``lead`` + ": " + :func:`why_fragile` for a fragile statement ("…, and that ordering is fragile: reading the
+    training-reward AUC changes it"), empty for a robust one: prose says "fragile" once, with its reason."""
+    return f"{lead}: {why_fragile(statement)}" if statement.flips else ""
 
 
 def _environment(book):
@@ -54,7 +67,7 @@ def _environment(book):
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              autoescape=False)  # fmt: skip
-    env.filters.update(FILTERS, why_fragile=why_fragile)
+    env.filters.update(FILTERS, why_fragile=why_fragile, fragile_note=fragile_note)
     env.globals.update(s=book.summary, expect=book.expect)
     return env
 

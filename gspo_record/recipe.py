@@ -3,9 +3,10 @@ registry's clip defaults with their sources."""
 
 from __future__ import annotations
 
+from gspo_lab.paths import repo_root
 from gspo_record.fmt import num
 
-__all__ = ["recipe"]
+__all__ = ["recipe", "knob_map"]
 
 #: the objectives whose clip defaults the recipe's table lists, in its order
 CLIP_TABLE = ("gspo", "grpo", "grpo_dual_clip", "luspo", "gmpo", "cispo", "cispo_clip", "cispo_mask", "sapo", "vespo")
@@ -36,3 +37,16 @@ def recipe(ctx: dict) -> dict:
         "corrections": {"none": sum(v["verdict"].outcome == "none" for v in f11c), "of": len(f11c)},
         "f11c": f11c,
     }
+
+
+def knob_map() -> str:
+    """The README's table of gspo_lab's knobs with TRL's and verl's names (one source: the README, which
+    ``tests/test_knob_map.py`` checks against TrainConfig and TRL's GRPOConfig), for the recipe page."""
+    text = (repo_root() / "README.md").read_text()
+    start = text.index("| gspo_lab `TrainConfig` | TRL `GRPOConfig` | verl |")
+    lines = []
+    for line in text[start:].splitlines():
+        if not line.startswith("|"):
+            break
+        lines.append(line)
+    return "\n".join(lines)

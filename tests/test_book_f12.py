@@ -75,7 +75,7 @@ def test_mutant_a_summary_naming_a_superseded_statement_fails(ctx, tmp_path):
 
 def test_mutant_a_number_written_into_prose_fails(ctx, tmp_path):
     assert literals((HERE / "f12/prose.md").read_text()) == []
-    source = (HERE / "f12/prose.md").read_text().replace("{{ pair.secondary.number.brief }}", "-0.00891")
+    source = (HERE / "f12/prose.md").read_text().replace("{{ pair.secondary.number.brief }}", "-0.00891", 1)
     (tmp_path / "prose.md").write_text(source)
     with pytest.raises(StatementError, match=r"numbers written into prose, not placeholders: \['-0.00891'\]"):
         render(tmp_path / "prose.md", "verdict", ctx["book"])
@@ -135,3 +135,24 @@ def test_a_summary_template_that_renders_a_superseded_statement_fails_and_a_find
         jinja2.Template(text).render(**ctx["book"].guard({"f12b": ctx["f12b"]}))
     monkeypatch.setattr(Book, "superseded_by", lambda self, id: None)  # mutant: a book that forgets supersession
     assert jinja2.Template(text).render(**ctx["book"].guard({"f12b": ctx["f12b"]})).startswith("the same boundary")
+
+
+def test_the_story_is_at_most_1500_words_and_its_first_200_say_what_to_do():
+    from gspo_lab.paths import repo_root
+
+    words = (repo_root() / "docs" / "story.md").read_text().split()
+    assert len(words) <= 1500
+    first = " ".join(words[:200])
+    for setting in ("What to do", "ε_low = 3e-4", "grad-norm cap of 1", "sequence mask", "What happens"):
+        assert setting in first, setting
+
+
+def test_mutant_a_literal_number_in_the_story_template_fails_the_build(tmp_path, monkeypatch):
+    import gspo_record.page as page
+
+    shutil.copytree(page.TEMPLATES, tmp_path / "templates")
+    story = tmp_path / "templates" / "story.md"
+    story.write_text(story.read_text().replace("{{ story.clipping.ratio }}× more tokens", "105× more tokens", 1))
+    monkeypatch.setattr(page, "TEMPLATES", tmp_path / "templates")
+    with pytest.raises(StatementError, match=r"story.md: numbers written into prose, not placeholders: \['105'\]"):
+        page.render({}, "story.md")

@@ -50,7 +50,7 @@ def toy_repo(tmp_path):
 
 def test_committed_table_agrees_with_a_regeneration():
     """With git history: every spec's and every verdict rule's row as recomputed (`provenance --check`)."""
-    from gspo_record.page import rule_markers
+    from gspo_record.cli import rule_markers
 
     assert TABLE.is_file(), "write it with python -m gspo_record provenance"
     assert provenance.check(rule_markers=rule_markers()) == []

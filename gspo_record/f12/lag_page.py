@@ -123,17 +123,17 @@ def _ready(ctx: dict) -> bool:
 
 def prose(ctx: dict) -> dict[str, str]:
     """Finding 12's written prose (``gspo_record/f12/prose.md``) on the book's newest statements, 12c's (which
-    supersede 12b's): ``{"number", "verdict"}``, each a paragraph; "pending" words until :func:`_ready`."""
+    supersede 12b's): ``{"number", "verdict", "story"}``, each a paragraph; "pending" words until :func:`_ready`."""
     from gspo_record.prose import render
 
     f12, f12b, f12c = ctx["f12"], ctx["f12b"], ctx["f12c"]
     if not _ready(ctx):
-        return {"number": "The fresh seeds' verdicts are pending.", "verdict": ""}
+        return {"number": "The fresh seeds' verdicts are pending.", "verdict": "", "story": ""}
     lags = {a["key"]: a["lag"] for a in f12b["largest"]} | {a["key"]: a["lag"] for a in f12c["largest"]}
     pairs = f12c["corrections"] + f12c["gspo_vs_grpo"] + f12c["isolate"]
     context = {"lags": lags, "at": {c["verdict"].id: c["at"] for c in pairs}, "margin": f12["margin"],
                "seeds": f12c["seeds"], "top": f12c["top"]}  # fmt: skip
-    return {m: render("f12/prose.md", m, ctx["book"], **context) for m in ("number", "verdict")}
+    return {m: render("f12/prose.md", m, ctx["book"], **context) for m in ("number", "verdict", "story")}
 
 
 def glance_row(ctx: dict, _row) -> dict:
