@@ -9,11 +9,12 @@ build fails when the data give another, so the sentence is rewritten, never sile
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from gspo_record.statements import Count, Interval, Statement, StatementError
 
-__all__ = ["Book", "Superseded", "statements_in", "consistent", "diff_statement"]
+__all__ = ["Book", "Superseded", "statements_in", "consistent", "diff_statement", "book_json"]
 
 
 def consistent(number, outcome: str) -> bool:
@@ -107,6 +108,12 @@ class Book:
             return type(tree)(self.guard(v) for v in tree) if type(tree) in (list, tuple) else tree
         return tree
 
+    def export(self) -> dict:
+        """Every statement as the book prints it, by id (``docs/book.json``: the notebooks' take-aways read it)."""
+        return {s.id: {"question": s.question, "outcome": s.outcome, "label": s.label, "number": str(s.number),
+                       "sure": s.sure, "superseded_by": self.superseded_by(s.id)}
+                for s in self.statements.values()}  # fmt: skip
+
     def problems(self) -> list[str]:
         """The lint's statement checks: each outcome against its own number (:func:`consistent`), each rule's
         reading of it, and each ``supersedes`` naming a statement of this build."""
@@ -167,3 +174,11 @@ def diff_statement(diff, id: str, question: str, words: dict[str, str], declared
     bounds = difference_bounds(bounds_of(getattr(diff, "name", None)))
     number = Interval.of(values, lambda x: seed_interval(x, bounds), bounds=bounds)
     return Statement(id, question, number, words, declared=declared)
+
+
+def book_json(context: dict) -> str:
+    """``docs/book.json``: At a glance's written rows and every statement, what the notebooks' take-aways quote
+    (:mod:`gspo_record.takeaways`) so that they say what the book says."""
+    glance = {r["n"]: {k: r[k] for k in ("title", "number", "verdict", "sure")} for r in context["glance"]}
+    out = {"glance": glance, "statements": context["book"].export(), "prose": {"f12": context["f12_prose"]}}
+    return json.dumps(out, indent=1, ensure_ascii=False, sort_keys=True) + "\n"

@@ -9,6 +9,7 @@ pick what a reader needs first; the words of every verdict are its rule's, its "
 from __future__ import annotations
 
 import gspo_record.f12.lag_page as f12_lag
+import gspo_record.written as written
 from gspo_record.fmt import num
 
 __all__ = ["story", "glance", "successor_groups"]
@@ -143,7 +144,7 @@ def _row(n: str, title: str, claim: str, number: str, verdict, *by, sure: str = 
 def glance(ctx: dict) -> list[dict]:
     """One row per finding for the findings page's "At a glance" table: the paper's claim, the toy's number, the
     verdict and how sure, at most ~40 words a row; rule ids go to the table's last column."""
-    f1, f2, f10, ten = ctx["f1"], _by(ctx["f2"]["verdicts"], "clip"), ctx["f10"], ctx["f2t"]["verdicts"]
+    f1, f10, ten = ctx["f1"], ctx["f10"], ctx["f2t"]["verdicts"]
     fragile_ten = [v["model"] for v in ten if v["sure"] == "fragile"]
     ten_note = [f"count fragile at 10 seeds ({', '.join(fragile_ten)})"] if fragile_ten else []
     c = {f"{x['model']} {x['objective']}": f"{x['k']}/{x['n']}" for x in ctx["f8"]["collapse"]}
@@ -155,20 +156,10 @@ def glance(ctx: dict) -> list[dict]:
     f6b = ctx["f6b"]["per_length"]
     f6b_long = f6b[-1] if f6b else None
     f6b_span = f"{f6b[0]['tokens']}–{f6b[-1]['tokens']}" if f6b else "pending"
-    f9, cap_map = ctx["f9"], _by(ctx["f2_map"]["summary"], "clip")["1"]
+    f9 = ctx["f9"]
     v2 = f9["v2"]
     succ = successor_groups(ctx["f11"]["verdicts"])
-    cap1 = "; ".join(f"{c['model']} {', '.join(f'{o} {k}' for o, k in c['objectives'])} (GRPO {c['grpo']})"
-                     for c in ctx["f11"]["production"]["contrasts"]) or "none"  # fmt: skip
-    short = lambda vs: "; ".join(f"{v['model']} {v['verdict'].label.split(':')[0]} ({v['sure']})" for v in vs)  # noqa: E731
-    ten2 = short(f10["ten"]["verdicts"])
-    adam = short(f10["adam"]["accounts"])
-    branch, revert = f10["branch"]["verdicts"], f10["revert"]["verdicts"]
-    protect = sum(b["verdict"].outcome == "higher" for b in branch)
-    after = ", ".join(f"{r['arm']} {r['verdict']}" for r in revert)
-    sgd = short(f10["sgd_two"]["verdicts"])
     fragile = [o for g in succ for o in g["fragile"]]
-    f11f = ctx["f11f"]
     return [
         _row(
             "1",
@@ -180,22 +171,7 @@ def glance(ctx: dict) -> list[dict]:
             f1["verdict"],
             f1["accuracy"]["verdict"],
         ),
-        _row(
-            "2",
-            "Collapse",
-            "GRPO can collapse irreversibly; GSPO trains stably",
-            f"no cap, 10 seeds, {' / '.join(v['model'] for v in ten)}: collapsed GRPO "
-            f"{' / '.join(v['grpo'] for v in ten)}, GSPO {' / '.join(v['gspo'] for v in ten)}; accuracy gap "
-            f"{ten[0]['diff'].split(' (')[0] if ten else 'pending'} (MoE). Cap 1: GRPO {f2['1']['grpo']}, "
-            f"GSPO {f2['1']['gspo']}; on the map at cap 1: GRPO {cap_map['grpo']}, GSPO {cap_map['gspo']}",
-            f"{f2['off']['verdict'].label} without a cap; {f2['1']['verdict'].label} with one; on the map: "
-            f"{cap_map['verdict'].label}",
-            f2["off"]["verdict"],
-            f2["1"]["verdict"],
-            *(v["verdict"] for v in ten),
-            cap_map["verdict"],
-            sure="; ".join(["declared (the map: post hoc)", *ten_note]),
-        ),
+        written.row2(ctx, _row, sure="; ".join(["declared (the map: post hoc)", *ten_note])),
         _row(
             "2b",
             "The grad-norm cap (beyond the paper)",
@@ -268,30 +244,7 @@ def glance(ctx: dict) -> list[dict]:
             f"{_warns(**v2['v1_fresh'])}; version 2: later {_warns(**v2['later'])}, fresh {_warns(**v2['fresh'])}",
             *(v["verdict"] for v in f9["later_verdicts"][:1] + v2["fresh"]["verdicts"][:1]),
         ),
-        _row(
-            "10",
-            "Why: size or content (beyond)",
-            "the noise of token weights destabilises GRPO (§3)",
-            f"norm × direction 2×2, 10 seeds: {ten2 or 'pending'}; a spike inside AdamW, 5 seeds: "
-            f"{adam or 'pending'}; branches from GRPO's saved states (MoE): {protect} of {len(branch)} protect before "
-            f"the onset, after it {after}; the 2×2 under plain SGD: {sgd or 'pending'}",
-            "; ".join(f"{a['model']}: {a['verdict'].label.split(':')[0]}" for a in f10["accounts"]),
-            *(v for a in f10["accounts"] for v in (a["verdict"], *a["parts"])),  # f10t.account and what it reads
-            *(a["verdict"] for a in f10["adam"]["accounts"] + branch + revert + f10["sgd_two"]["verdicts"]),
-        ),
-        _row(
-            "11",
-            "After GSPO (beyond)",
-            "—",
-            f"late held-out accuracy vs GRPO and GSPO, no grad-norm cap; cap 1, collapsed where GRPO did not: {cap1}; "
-            f"CISPO collapsed (fresh seeds) with TRL's cap {f11f['counts'].get('cispo', '—')}, with verl's clip "
-            f"{f11f['counts'].get('cispo_clip', '—')}, with MiniMax-M1's token mask "
-            f"{f11f['counts'].get('cispo_mask', '—')} (late {f11f['late'].get('cispo_mask', '—')})",
-            "; ".join(f"{g['label']}: {', '.join(g['objectives'])}" for g in succ)
-            + f"; the mask: {f11f['mask'].label}",
-            *(v["verdict"] for v in ctx["f11"]["verdicts"][:1]),
-            f11f["mask"],
-            sure="; ".join(["declared", *(["fragile: " + ", ".join(fragile)] if fragile else [])]),
-        ),
+        written.row10(ctx, _row),
+        written.row11(ctx, _row, sure="; ".join(["declared", *(["fragile: " + ", ".join(fragile)] * bool(fragile))])),
         f12_lag.glance_row(ctx, _row),
     ]

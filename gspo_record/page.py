@@ -50,6 +50,7 @@ import gspo_record.headline as headline
 import gspo_record.methods as methods
 import gspo_record.recipe as recipe
 from gspo_lab.paths import repo_root
+from gspo_record.book import book_json
 from gspo_record.fmt import FILTERS
 
 __all__ = [
@@ -258,6 +259,7 @@ def build() -> Path:
     for out, text in pages.items():
         (docs / out).write_text(text)
     (docs / "findings.lock.json").write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
+    (docs / "book.json").write_text(book_json(context))
     problems = lint_failures(pages, context.get("facts"))
     if problems:  # the pages are written, so the author can read them; the build still fails
         raise LintError("the referee lint fails the pages (gspo_record/lint.py):\n" + "\n".join(problems))
@@ -287,6 +289,8 @@ def check(context_and_figures: tuple[dict, dict] | None = None) -> list[str]:
         if not path.is_file() or path.read_text() != text:
             problems.append(f"docs/{out} differs from its regeneration (run python -m gspo_record)")
     problems += lint_failures(pages, context.get("facts"))
+    if not (_docs() / "book.json").is_file() or (_docs() / "book.json").read_text() != book_json(context):
+        problems.append("docs/book.json differs from its regeneration (run python -m gspo_record)")
     lock = json.loads((_docs() / "findings.lock.json").read_text())
     now = {name: _hash(data) for name, (data, _) in figures.items()}
     for name in sorted(set(lock) | set(now)):

@@ -49,6 +49,8 @@ def why_fragile(statement) -> str:
     words = [f"reading the {r}" for r in readings if not r.startswith("without seed")]
     if len(seeds) == 1:
         words.insert(0, f"leaving out seed {seeds[0]}")
+    elif len(seeds) == 2:
+        words.insert(0, f"leaving out seed {seeds[0]} or {seeds[1]}")
     elif seeds:
         words.insert(0, f"leaving out any one of seeds {_either(seeds)}")
     return f"{_either(words)} changes it" if words else ""
@@ -68,7 +70,8 @@ def _environment(book):
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              autoescape=False)  # fmt: skip
     env.filters.update(FILTERS, why_fragile=why_fragile, fragile_note=fragile_note)
-    env.globals.update(s=book.summary, expect=book.expect)
+    env.globals.update(s=book.summary, expect=book.expect, sep=lambda loop, between="; ", last="": last if loop.last
+                       else between)  # fmt: skip
     return env
 
 

@@ -254,21 +254,21 @@ claims = [
     claim("replay_exact", "share changed in the forward under Routing Replay (measured at the experts)",
           total["replayed"], "<=", 0.0),
 ]
-no_cap = next(v for v in collapse["verdicts"] if v["clip"] == "off")
+# the verdicts below are the book's own words (docs/book.json, written by `python -m gspo_record`), not this notebook's
+from gspo_record.takeaways import glance
+
 replay_off = next(v for v in replay["verdicts"] if v["clip"] == "off")
 warned = precursors["warns"]
 takeaway([
     f"One GRPO update at lr {routing_lr:g} changes {fmt(total['natural'])} of the MoE's top-k expert sets; Routing "
     f"Replay makes the ratio's forward reuse π_old's experts exactly ({fmt(total['replayed'])} changed). Whether that "
     f"rescues GRPO: {replay_off['verdict']}{replay_off['detail']}.",
-    f"Without a grad-norm cap, over 5 seeds: {no_cap['verdict']} (GRPO {no_cap['grpo']}, GSPO {no_cap['gspo']} "
-    "collapsed). The live runs above are one seed each; the map over seeds is the evidence.",
+    f"Collapse, in the book's words: {glance('2')['verdict']} The live runs above are one seed each; the map over "
+    "seeds is the evidence.",
     f"Alarm signals scored on {precursors['held_out']} runs they were not chosen on: "
     f"{len(warned)} of {len(precursors['verdicts'])} warn ahead better than chance ({', '.join(warned) or 'none'}).",
-    "Size or content: " + "; ".join(f"{v['model']}, {v['verdict'].label}" for v in why["two_verdicts"]) + ".",
 ], why="GSPO's sequence clip keeps its updates' norms small where GRPO's rare far-off tokens make huge ones; how "
-       "much of GSPO's stability that explains is finding 10's verdict: "
-       + "; ".join(f"{a['model']}, {a['verdict'].label}{a['verdict'].when}" for a in why["accounts"]) + ".",
+       f"much of GSPO's stability that explains is finding 10's verdict: {glance('10')['verdict']}",
    claims=claims)
 
 # %% [markdown]

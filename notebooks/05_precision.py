@@ -193,6 +193,8 @@ lag_panel.widget
 # ## What to take away
 
 # %% jupyter={"source_hidden": true}
+from gspo_record.takeaways import glance, prose  # the book's own words (docs/book.json), not this notebook's
+
 head = checkpoints[0]
 bf16, fp32 = mismatch_stats(mismatch[(head, "bf16")]), mismatch_stats(mismatch[(head, "fp32")])
 clip = first_update_clip(mismatch[(head, "bf16")])
@@ -222,7 +224,7 @@ takeaway([
     f"Per sequence the disagreement is smaller (p99 {fmt(bf16['seq_p99'])}), but GSPO's band is narrower still: with "
     f"π_old from the sampler GSPO clips {fmt(clip['gspo']['clip/token_frac'])} of tokens before any update, GRPO "
     f"{fmt(clip['grpo']['clip/token_frac'])}.",
-    f"Training on those log-probs (stored runs, 10 seeds): {confirm['pooled']}.",
+    f"Training on those log-probs (stored runs, 10 seeds), in the book's words: {glance('5')['verdict']}.",
     f"The production alternative keeps π_old recomputed and weights each token by ρ = π_old / π_sampler; at TRL's "
     f"default band no mode masks or truncates more than {fmt(touched)} of this batch's tokens.",
     f"A lag is the mismatch that grows: {lags[-1]} rollout batches behind its sampler, GRPO's log-ratio spread is "
@@ -232,6 +234,7 @@ takeaway([
     f"{fmt(stale['grpo/behaviour']['eval/accuracy_sampled'])}, GSPO {fmt(stale['gspo/behaviour']['eval/accuracy_sampled'])}"
     f" (no lag: {fmt(sync['grpo/behaviour']['eval/accuracy_sampled'])}, "
     f"{fmt(sync['gspo/behaviour']['eval/accuracy_sampled'])}; means of {lag_n} seeds, finding 12 has the intervals).",
+    f"What the stored lag runs show, in the book's words (finding 12): {prose('f12', 'story')}",
 ], why="GSPO's ratio averages the engine's per-token rounding over the response, so the mismatch it sees is smaller, "
        "but its band is narrower too: whether the paper's 'use the engine's likelihoods' pays off is the stored "
        "experiment's verdict above, not an argument.", claims=claims)

@@ -156,3 +156,25 @@ def test_mutant_a_literal_number_in_the_story_template_fails_the_build(tmp_path,
     monkeypatch.setattr(page, "TEMPLATES", tmp_path / "templates")
     with pytest.raises(StatementError, match=r"story.md: numbers written into prose, not placeholders: \['105'\]"):
         page.render({}, "story.md")
+
+
+def test_notebook_takeaways_quote_the_books_own_words_and_never_a_superseded_statement():
+    """Notebooks 04 and 05 quote At a glance's written rows and finding 12's prose from docs/book.json, so their
+    take-aways say what the book says (issue 48: 04's said "MoE, size; dense, mixed" where the story said "MoE,
+    content; dense, size")."""
+    from gspo_lab.paths import repo_root
+    from gspo_record import takeaways
+
+    assert "on the MoE their content" in takeaways.glance("10")["verdict"]
+    assert takeaways.statement("f12c.gspo_vs_grpo")["number"] == "16 against 32"
+    with pytest.raises(KeyError, match="superseded by f12c.gspo_vs_grpo"):
+        takeaways.statement("f12b.gspo_vs_grpo")
+    with pytest.raises(KeyError, match="no row '13'"):
+        takeaways.glance("13")
+    for name, quoted in (
+        ("04_collapse", ("glance('2')", "glance('10')")),
+        ("05_precision", ("glance('5')", "prose('f12', 'story')")),
+    ):
+        source = (repo_root() / "notebooks" / f"{name}.py").read_text()
+        assert all(q in source for q in quoted), name
+        assert "two_verdicts" not in source.split("## What to take away")[1]  # the five-seed 2×2, superseded
