@@ -10,7 +10,7 @@ import math
 
 import pandas as pd
 
-from gspo_lab.experiments.stats import arm_row, seed_interval
+from gspo_lab.experiments.stats import arm_row, seed_interval, wilson
 from gspo_record.endpoints import bounds_of, difference_bounds
 
 __all__ = ["num", "signs", "mean_ci", "diff_cell", "arm_cell", "rate_cell", "spread", "summary", "clip_label", "off",
@@ -97,9 +97,17 @@ def diff_cell(diff: pd.Series, bounds=None) -> str:
 
 def arm_cell(values, bounds=None) -> str:
     """One arm's values over seeds with the page's interval on its declared range: ``mean [lo, hi] (n = k)``, "—"
-    for none."""
+    for none. An arm exactly at an end of its range (0 or 1) on half its seeds or more prints that count with its
+    Wilson interval instead, ``5/5 at 0 [0.57, 1]``: a mean interval there is "0 [0, 0]", which says nothing about
+    how sure (issue 48, item 5)."""
     if len(values) == 0:
         return "—"
+    x = [float(v) for v in values if v == v]
+    for edge in _bounds(values, bounds):
+        k = sum(v == edge for v in x)
+        if x and 2 * k >= len(x):
+            lo, hi = wilson(k, len(x))
+            return f"{k}/{len(x)} at {num(edge)} [{num(lo)}, {num(hi)}]"
     row = summary(values, bounds)
     return f"{mean_ci(row)} (n = {int(row['seeds'])})"
 

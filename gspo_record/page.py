@@ -48,6 +48,7 @@ import gspo_record.f12.isolate as f12_isolate
 import gspo_record.f12.lag_page as f12_lag
 import gspo_record.headline as headline
 import gspo_record.methods as methods
+import gspo_record.predictions as predictions
 import gspo_record.recipe as recipe
 from gspo_lab.paths import repo_root
 from gspo_record.book import book_json
@@ -81,8 +82,7 @@ PAGES = {"story.md": "story.md", "findings.md": "page.md", "glossary.md": "gloss
 
 
 def template_files() -> list[Path]:
-    """Every page template: the shared ones and each finding room's (its written prose, ``prose.md``, is read by
-    :mod:`gspo_record.prose`, not rendered as a page)."""
+    """Every page template: the shared ones and each finding room's (not its ``prose.md``: :mod:`.prose` reads it)."""
     return sorted(TEMPLATES.glob("*.md")) + sorted(p for p in HERE.glob("f*/*.md") if p.name != "prose.md")
 
 
@@ -176,6 +176,7 @@ def compute() -> tuple[dict, dict]:
     context["stats"] = methods.stats_section(rows)
     context["robust"] = robust.summary(checked)
     context["f12_prose"] = f12_lag.prose(context)  # finding 12's written prose, for the story and the recipe
+    context["predictions"] = predictions.context(context)
     context["story"], context["glance"] = headline.story(context), headline.glance(context)
     context["recipe"] = recipe.recipe(context)
     where = {n: page for ns, page in FINDING_PAGES.items() for n in ns}
@@ -194,8 +195,7 @@ def _title(template: str) -> str:
 
 
 def _verdicts(tree) -> list:
-    """Every :class:`~gspo_record.rules.Verdict`, and statement a rule read, in a context's nested dicts, lists and
-    tuples."""
+    """Every :class:`~gspo_record.rules.Verdict`, and statement a rule read, in a context's dicts, lists, tuples."""
     from gspo_record.rules import Verdict
     from gspo_record.statements import Statement
 
