@@ -5,7 +5,7 @@ also shows the robustness readings (:mod:`~gspo_record.robust`) and the bookkeep
 
 from __future__ import annotations
 
-__all__ = ["stats_section", "RELABELLED"]
+__all__ = ["stats_section", "RELABELLED", "departures"]
 
 #: the labels that changed when the verdicts became statements (issue 48): (rule, outcome, before, after, why). No
 #: rule's outcome changed; these are words that did not say what the number beside them shows
@@ -68,3 +68,24 @@ def stats_section(rows: list[dict]) -> dict:
         "relabelled": [[f"`{rule}`" if "," not in rule else ", ".join(f"`{r.strip()}`" for r in rule.split(",")),
                         outcome, before, after, why] for rule, outcome, before, after, why in RELABELLED],
     }  # fmt: skip
+
+
+#: the trend rules whose declared interval the page departs from (issue 48, item 5): (rule, section, its key, where)
+TRENDS = (("f6.grows", "f6", "grows", "noise ratio against L"),
+          ("f6b.grows", "f6b", "grows", "noise ratio against response length"),
+          ("f6c.gap_grows", "f6c_confirm", "grows", "GSPO − GRPO gap against length, fresh seeds"),
+          ("f6c.gap_grows", "f6c_confirm", "secondary", "GRPO token-mean − GRPO gap, fresh seeds"))  # fmt: skip
+
+
+def departures(ctx: dict) -> list[list[str]]:
+    """The methods page's departures from a declared method: each trend rule read on the per-seed slopes' t interval
+    (the page's reading) beside the declared percentile bootstrap within lengths."""
+    from gspo_record.rules import RULES
+
+    rows = []
+    for rule, section, key, where in TRENDS:
+        page, declared = ctx[section][key], ctx[section].get(f"{key}_declared", "—")
+        words = RULES[rule].outcomes
+        rows.append([f"`{rule}`", where, words.get(declared, declared), words.get(page.outcome, page.outcome),
+                     "same" if declared == page.outcome else "**changed**"])  # fmt: skip
+    return rows

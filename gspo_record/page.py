@@ -173,7 +173,7 @@ def compute() -> tuple[dict, dict]:
     if problems := (book := Book.of({name: context[name] for name in outputs})).problems():  # the statement lint
         raise StatementError("the book's statements fail the lint:\n  " + "\n  ".join(problems))
     context["book"] = book
-    context["stats"] = methods.stats_section(rows)
+    context["stats"] = methods.stats_section(rows) | {"departures": methods.departures(context)}
     context["robust"] = robust.summary(checked)
     context["f12_prose"] = f12_lag.prose(context)  # finding 12's written prose, for the story and the recipe
     context["predictions"] = predictions.context(context)

@@ -93,7 +93,9 @@ def _premise(bf16: list[float], fp32: list[float]) -> pd.DataFrame:
 
 
 def _noise(ratio_by_len: dict[int, list[float]]) -> pd.DataFrame:
-    return pd.DataFrame([{"length": L, "noise_ratio_kK": r} for L, rs in ratio_by_len.items() for r in rs])
+    """Per-seed noise ratios by length, the i-th value of each length from seed i."""
+    return pd.DataFrame([{"length": L, "noise_ratio_kK": r, "seed": i} for L, rs in ratio_by_len.items()
+                         for i, r in enumerate(rs)])  # fmt: skip
 
 
 def _search(collapsed: dict[tuple[float, int, str], int] | None = None, lrs=(1e-4, 3e-5)) -> pd.DataFrame:
@@ -115,10 +117,7 @@ def _gaps(gap_by_len: dict[int, list[float]]) -> pd.DataFrame:
 def _noise_b(ratio_by_len: dict[int, list[float]]) -> pd.DataFrame:
     """f6b's table: add_format's digits L, their response tokens and the per-seed ratios."""
     table = _noise(ratio_by_len)
-    return table.assign(
-        tokens=[f6b.tokens(L) for L in table["length"]],
-        seed=[i for rs in ratio_by_len.values() for i in range(len(rs))],
-    )
+    return table.assign(tokens=[f6b.tokens(L) for L in table["length"]])
 
 
 def _two(norm_grpo_dir, norm_gspo_dir, dir_gspo_norm, dir_grpo_norm):

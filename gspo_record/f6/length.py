@@ -17,7 +17,14 @@ from __future__ import annotations
 import pandas as pd
 
 from gspo_lab.experiments.store import finished
-from gspo_record.f6.variance import _plot_noise, _rows, above_one_verdict, grows_verdict, trend
+from gspo_record.f6.variance import (
+    _plot_noise,
+    _rows,
+    above_one_verdict,
+    declared_reading,
+    grows_verdict,
+    slope_cell,  # fmt: skip
+)
 from gspo_record.fmt import mean_ci, num, summary
 from gspo_record.rules import PENDING, Rule, register
 from gspo_record.tables import progress, spec
@@ -80,6 +87,7 @@ def section() -> tuple[dict, dict]:
     s = spec(SPEC)
     table = finished(s, "confirm")
     ctx = {"progress": progress(s), "rows": [], "per_length": [], "grows": GROWS_B.verdict(PENDING), "slope": "—",
+           "grows_declared": "—",
            "clipped": ABOVE_ONE_B.verdict(PENDING), "clipped_ratio": "—", "cold": cold_accuracies()}  # fmt: skip
     if table.empty:
         return ctx, {}
@@ -92,8 +100,8 @@ def section() -> tuple[dict, dict]:
         for L, g in unclipped.groupby("length")
     ]  # fmt: skip
     if unclipped["length"].nunique() >= 2:
-        slope, lo, hi = trend(unclipped, "tokens")
-        ctx["grows"], ctx["slope"] = grows_verdict(unclipped, GROWS_B, "tokens"), f"{num(slope)} [{num(lo)}, {num(hi)}]"
+        ctx["grows"], ctx["slope"] = grows_verdict(unclipped, GROWS_B, "tokens"), slope_cell(unclipped, "tokens")
+        ctx["grows_declared"] = declared_reading(unclipped, GROWS_B, "tokens")
     if not clipped.empty:
         ctx["clipped_ratio"] = mean_ci(summary(clipped["noise_ratio_kK"], null=1.0))
         ctx["clipped"] = above_one_verdict(clipped["noise_ratio_kK"], ABOVE_ONE_B)

@@ -142,9 +142,8 @@ def gap_grows_verdict(table: pd.DataFrame):
     counts = table.groupby("length").size() if not table.empty else pd.Series(dtype=int)
     if len(counts) < 2 or (counts < 2).any():
         return GAP_GROWS.verdict(PENDING)
-    _, lo, hi = variance.trend(table, "tokens", "gap")
-    outcome = "grows" if lo > 0 else ("shrinks" if hi < 0 else "none")
-    return GAP_GROWS.verdict(outcome, values=variance.seed_slopes(table, "tokens", "gap"))
+    _, lo, hi = variance.seed_trend(table, "tokens", "gap")  # the per-seed slopes' t interval (issue 48, item 5)
+    return GAP_GROWS.verdict(variance.trend_outcome(lo, hi), values=variance.seed_slopes(table, "tokens", "gap"))
 
 
 def gap_verdict(diff: pd.Series):
@@ -191,7 +190,8 @@ def confirm_section() -> tuple[dict, dict]:
     s = spec(CONFIRM)
     t = declared(s)
     ctx = {"progress": progress(s), "rows": [], "grows": GAP_GROWS.verdict(PENDING), "slope": "—",
-           "secondary": GAP_GROWS.verdict(PENDING), "secondary_slope": "—"}  # fmt: skip
+           "secondary": GAP_GROWS.verdict(PENDING), "secondary_slope": "—", "grows_declared": "—",
+           "secondary_declared": "—"}  # fmt: skip
     if t.empty:
         return ctx, {}
     t = t.assign(tokens=[tokens(int(L)) for L in t["length"]])
@@ -210,8 +210,8 @@ def confirm_section() -> tuple[dict, dict]:
         g = gaps(t, arm)
         ctx[key] = _provisional(gap_grows_verdict(g), t)
         if ctx[key].outcome != PENDING:
-            slope, lo, hi = variance.trend(g, "tokens", "gap")
-            ctx[f"{'slope' if key == 'grows' else 'secondary_slope'}"] = f"{num(slope)} [{num(lo)}, {num(hi)}]"
+            ctx[f"{'slope' if key == 'grows' else 'secondary_slope'}"] = variance.slope_cell(g, "tokens", "gap")
+            ctx[f"{key}_declared"] = variance.declared_reading(g, GAP_GROWS, "tokens", "gap")
     return ctx, {"f6c_length": (t[["tokens", "objective", "seed", "late_acc"]], _plot)}
 
 
