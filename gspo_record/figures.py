@@ -14,7 +14,36 @@ import pandas as pd
 
 from gspo_lab.experiments.stats import seed_interval
 
-__all__ = ["per_seed", "plot_per_seed", "rates", "plot_rates"]
+__all__ = ["per_seed", "plot_per_seed", "rates", "plot_rates", "DPI", "BOOK_PX", "MIN_PT", "screen_pt", "legible"]
+
+#: the resolution the book's figures are saved at (gspo_record/page.py), the width of the book's article at a 1300 px
+#: window (gspo_lab/nb/book.py's CSS; measured in Chromium), and the smallest text size a reader gets there (issue 48,
+#: item 7: legends and tick labels at least 9 pt at the book's width)
+DPI, BOOK_PX, MIN_PT = 110, 1040, 9.0
+
+
+def screen_pt(fig, size_pt: float) -> float:
+    """The size in screen points (1/72 in at 96 px per inch) of ``size_pt`` text in ``fig`` shown in the book: saved
+    at :data:`DPI`, scaled down to :data:`BOOK_PX` when wider."""
+    width_px = fig.get_figwidth() * DPI
+    return size_pt / 72 * DPI * min(1.0, BOOK_PX / width_px) * 72 / 96
+
+
+def legible(fig):
+    """``fig`` with every text (titles, labels, tick labels, legends) raised to at least :data:`MIN_PT` on screen
+    (:func:`screen_pt`); the build applies it to every figure before saving."""
+    from matplotlib.text import Text
+
+    need = MIN_PT / screen_pt(fig, 1.0)
+    fig.canvas.draw()  # tick labels exist only once drawn
+    for ax in fig.axes:
+        for axis, name in ((ax.xaxis, "x"), (ax.yaxis, "y")):
+            if any(t.get_fontsize() < need for t in axis.get_ticklabels(which="both")):
+                ax.tick_params(axis=name, which="both", labelsize=need)
+    for text in fig.findobj(Text):
+        if text.get_fontsize() < need:
+            text.set_fontsize(need)
+    return fig
 
 
 def per_seed(items: Sequence[tuple[str, Sequence[float], tuple[float, float]]], xlabel: str, null: float = 0.0):

@@ -52,6 +52,7 @@ import gspo_record.predictions as predictions
 import gspo_record.recipe as recipe
 from gspo_lab.paths import repo_root
 from gspo_record.book import book_json
+from gspo_record.figures import DPI, legible
 from gspo_record.fmt import FILTERS
 
 __all__ = [
@@ -252,8 +253,8 @@ def build() -> Path:
     lock = {}
     (docs / "figures").mkdir(parents=True, exist_ok=True)
     for name, (data, plot) in figures.items():
-        fig = plot(data)
-        fig.savefig(docs / "figures" / f"{name}.png", dpi=110, bbox_inches="tight")
+        fig = legible(plot(data))  # every text at least 9 pt at the book's width (issue 48, item 7)
+        fig.savefig(docs / "figures" / f"{name}.png", dpi=DPI, bbox_inches="tight")
         lock[name] = _hash(data)
     pages = {out: render(context, template) for out, template in PAGES.items()}
     for out, text in pages.items():

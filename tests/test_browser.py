@@ -1054,10 +1054,35 @@ GLANCE_FIT_JS = """() => {
 }"""
 
 
+#: every table column narrower than 8 characters (of its cells' font) and than its longest word: a word wraps letter
+#: by letter there (issue 48, item 7: finding 11's table printed "lat/e/hel/d")
+NARROW_JS = """() => {
+  const out = [];
+  document.querySelectorAll('article table').forEach((t, ti) => {
+    const heads = [...t.querySelectorAll('thead th')];
+    const cell = t.querySelector('td') || heads[0];
+    if (!cell) return;
+    const cs = getComputedStyle(cell), canvas = document.createElement('canvas').getContext('2d');
+    canvas.font = cs.fontSize + ' ' + cs.fontFamily;
+    const ch = canvas.measureText('0').width, rows = [...t.querySelectorAll('tr')];
+    heads.forEach((h, i) => {
+      let longest = 0;
+      rows.forEach(r => (r.children[i] ? r.children[i].innerText : '').split(/[\\s\\/]+/)
+        .forEach(w => { longest = Math.max(longest, w.length); }));
+      const pad = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight);
+      const width = (h.getBoundingClientRect().width - pad) / ch;
+      if (width < Math.min(8, longest) - 0.3) out.push(`table ${ti + 1}, "${h.innerText.trim().slice(0, 30)}": ` +
+                                                       `${width.toFixed(1)} characters`);
+    });
+  });
+  return out;
+}"""
+
+
 def test_book_pages_caption_every_figure_fit_at_a_glance_and_resolve_every_link(browser, tmp_path):
     """Issue 36: the book's story, overview, finding pages and methods page, opened at 1300 px: every figure has a
     caption, At a glance fits without scrolling sideways, every internal link resolves (the notebook pages are the
-    smoke book's test)."""
+    smoke book's test); issue 48: no table column squeezed narrower than 8 characters and its longest word."""
     from gspo_lab.nb.book import build_book
 
     book = build_book(tmp_path, [])
@@ -1074,11 +1099,13 @@ def test_book_pages_caption_every_figure_fit_at_a_glance_and_resolve_every_link(
                     "index",
                     "findings",
                     "methods",
+                    "recipe",
                     *(n.removesuffix(".md") for n in finding_pages(repo_root() / "docs")),
                 ]
                 figures = 0
                 for name in docs:
                     page.goto(f"{base}{name}.html")
+                    problems += [f"{name}.html: {n}" for n in page.evaluate(NARROW_JS)]
                     for src, after in page.evaluate(CAPTIONS_JS):
                         figures += 1
                         if not after.startswith("Figure"):

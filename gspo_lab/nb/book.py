@@ -52,8 +52,12 @@ CSS = """\
 .gspo-pass, .gspo-fail { color: #fff; padding: 0.05em 0.45em; border-radius: 0.3em; font-weight: 600; }
 .gspo-pass { background: #2e7d32; } .gspo-fail { background: #c62828; }
 .gspo-widget-note { border-left: 4px solid #1565c0; background: #e3f2fd; color: #0d47a1; padding: 0.3em 0.7em; }
-/* a table cell may break a long token (a series name, an interval) so a table fits a 1300 px window (issue 36) */
-.bd-article td, .bd-article th { overflow-wrap: anywhere; }
+/* readable at 1300 px (issue 48): the article takes the page's width (no "on this page" column), tables a smaller
+   font, and no column narrower than 8 characters, so no word wraps letter by letter; a long token still breaks */
+.bd-sidebar-secondary { display: none !important; }
+.bd-page-width, .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
+.bd-article table { font-size: 0.8em; }
+.bd-article td, .bd-article th { padding: 0.2em 0.35em; min-width: calc(8ch + 0.7em); overflow-wrap: break-word; }
 /* At a glance: fixed column shares, so no column is squeezed to a few letters by its neighbours' long cells */
 #at-a-glance table { table-layout: fixed; width: 100%; }
 #at-a-glance th:nth-child(1) { width: 15%; } #at-a-glance th:nth-child(2) { width: 19%; }
