@@ -143,107 +143,16 @@ def _row(n: str, title: str, claim: str, number: str, verdict, *by, sure: str = 
 
 def glance(ctx: dict) -> list[dict]:
     """One row per finding for the findings page's "At a glance" table: the paper's claim, the toy's number, the
-    verdict and how sure, at most ~40 words a row; rule ids go to the table's last column."""
-    f1, f10, ten = ctx["f1"], ctx["f10"], ctx["f2t"]["verdicts"]
+    verdict and how sure, each row's cells written prose (:mod:`gspo_record.written`); rule ids go to a footnote."""
+    ten = ctx["f2t"]["verdicts"]
     fragile_ten = [v["model"] for v in ten if v["sure"] == "fragile"]
     ten_note = [f"count fragile at 10 seeds ({', '.join(fragile_ten)})"] if fragile_ten else []
-    c = {f"{x['model']} {x['objective']}": f"{x['k']}/{x['n']}" for x in ctx["f8"]["collapse"]}
-    dose = "; ".join(f"{d['model']} {d['points'][0]['late']} → {d['points'][-1]['late']}" for d in f10["dose"])
-    f6 = _by(ctx["f6"]["per_length"], "L")
-    longest = max(f6)
-    f7 = _by(ctx["f7"]["confirm"], "lam")
-    lam = max(f7, key=float)
-    f6b = ctx["f6b"]["per_length"]
-    f6b_long = f6b[-1] if f6b else None
-    f6b_span = f"{f6b[0]['tokens']}–{f6b[-1]['tokens']}" if f6b else "pending"
-    f9 = ctx["f9"]
-    v2 = f9["v2"]
     succ = successor_groups(ctx["f11"]["verdicts"])
     fragile = [o for g in succ for o in g["fragile"]]
     return [
-        _row(
-            "1",
-            "Clipping fractions",
-            "GSPO clips ~100× more tokens than GRPO yet learns better (§5.2)",
-            f"8-expert `sweep` MoE: GSPO ÷ GRPO clipped tokens {num(f1['headline']['mean'])}× (by responses "
-            f"{num(f1['by_responses']['mean'])}×); accuracy GSPO − GRPO {f1['accuracy']['diff']}",
-            f"{f1['verdict'].label}; {f1['accuracy']['verdict'].label}",
-            f1["verdict"],
-            f1["accuracy"]["verdict"],
-        ),
+        written.row1(ctx, _row),
         written.row2(ctx, _row, sure="; ".join(["declared (the map: post hoc)", *ten_note])),
-        _row(
-            "2b",
-            "The grad-norm cap (beyond the paper)",
-            "—",
-            f"GRPO's late held-out accuracy, no cap → cap 1: {dose}",
-            "; ".join(f"{d['model']} {d['trend'].label}" for d in f10["dose"]),
-            *(d["trend"] for d in f10["dose"]),
-        ),
-        _row(
-            "3",
-            "Expert volatility",
-            "~10 % of activated experts change after one update (§5.3)",
-            f"`moe-sort`: {ctx['f3']['moe']['min']}–{ctx['f3']['moe']['max']} of top-k sets change, lr "
-            f"{ctx['f3']['moe']['lr_min']}–{ctx['f3']['moe']['lr_max']}",
-            ctx["f3"]["verdict"],
-        ),
-        _row(
-            "4",
-            "Routing Replay",
-            "GRPO on an MoE needs Routing Replay to converge (§5.3)",
-            f"no cap: GRPO collapsed {ctx['f4']['rows'][-1][1]} without R2, {ctx['f4']['rows'][-1][2]} with it",
-            _by(ctx["f4"]["verdicts"], "clip")["off"]["verdict"],
-        ),
-        _row(
-            "5",
-            "Precision",
-            "GSPO tolerates the inference engine's log-probs (§5.4, untested there)",
-            "final accuracy, bf16 sampler's log-probs − recomputed π_old, 10 seeds: GRPO "
-            f"{ctx['f5_confirm']['pooled_diff']['grpo']}; GSPO {ctx['f5_confirm']['pooled_diff']['gspo']}",
-            ctx["f5_confirm"]["pooled"],
-        ),
-        _row(
-            "6",
-            "Gradient variance (beyond the paper)",
-            "token ratios add noise that grows with length (§3)",
-            f"noise ratio GRPO ÷ GSPO at L = {longest}: {f6[longest]['ratio']}; slope per doubling of L "
-            f"{ctx['f6']['slope']}; longer responses at equal difficulty (addition, {f6b_span} tokens): at "
-            f"{f6b_long['tokens'] if f6b_long else '—'} tokens {f6b_long['ratio'] if f6b_long else 'pending'}, slope "
-            f"per doubling {ctx['f6b']['slope']}",
-            f"{f6[longest]['verdict'].label} at L = {longest}; {ctx['f6']['grows'].label}; on addition it "
-            f"{ctx['f6b']['grows'].label}; trained there, GSPO − GRPO: {ctx['f6c_confirm']['grows'].label}"
-            f"{ctx['f6c_confirm']['grows'].note}",
-            f6[longest]["verdict"],
-            ctx["f6"]["grows"],
-            ctx["f6b"]["grows"],
-            ctx["f6c_confirm"]["grows"],
-        ),
-        _row(
-            "7",
-            "GSPO-token, per-token advantages",
-            "introduced, not evaluated (§4.3)",
-            f"λ = {lam} on fresh seeds: {f7[lam]['diff']}",
-            f7[lam]["verdict"],
-        ),
-        _row(
-            "8",
-            "Dense vs MoE",
-            "only an MoE shown",
-            f"no cap: dense GRPO {c.get('dense GRPO')} collapsed, GSPO {c.get('dense GSPO')}",
-            ctx["f2_dense"]["verdict"],
-        ),  # fmt: skip
-        _row(
-            "9",
-            "What comes before a collapse (beyond)",
-            "—",
-            f"{len(f9['later_verdicts'])} alarm signals, rules fixed beforehand, scored on {f9['later']} later runs "
-            f"and {v2['fresh']['runs']} runs on fresh seeds; {len(v2['fresh']['verdicts'])} more signals (version 2, "
-            "Bonferroni) on both",
-            f"later runs: {_warns(f9['later_warns'], f9['later_verdicts'])}; fresh seeds: "
-            f"{_warns(**v2['v1_fresh'])}; version 2: later {_warns(**v2['later'])}, fresh {_warns(**v2['fresh'])}",
-            *(v["verdict"] for v in f9["later_verdicts"][:1] + v2["fresh"]["verdicts"][:1]),
-        ),
+        *(getattr(written, f"row{n}")(ctx, _row) for n in ("2b", "3", "4", "5", "6", "7", "8", "9")),
         written.row10(ctx, _row),
         written.row11(ctx, _row, sure="; ".join(["declared", *(["fragile: " + ", ".join(fragile)] * bool(fragile))])),
         f12_lag.glance_row(ctx, _row),

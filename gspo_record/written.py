@@ -1,12 +1,13 @@
-"""At a glance rows written as prose (issue 48, item 3): rows 2, 10 and 11, each from its finding's ``prose.md``
-(:mod:`gspo_record.prose`), the verdicts it renders named for the row's "how sure" and footnote. Row 12's is
-:func:`gspo_record.f12.lag_page.glance_row`. The rows not yet written here keep :mod:`gspo_record.headline`'s."""
+"""At a glance rows written as prose (issue 48, item 3), the verdicts each renders named for the row's "how sure" and
+footnote: rows 2, 10 and 11 from their findings' ``prose.md``, the others from ``gspo_record/glance_prose.md``
+(:mod:`gspo_record.prose`). Row 12's is :func:`gspo_record.f12.lag_page.glance_row`."""
 
 from __future__ import annotations
 
+from gspo_record.fmt import num
 from gspo_record.prose import render
 
-__all__ = ["row2", "row10", "row11"]
+__all__ = ["row1", "row2", "row2b", "row3", "row4", "row5", "row6", "row7", "row8", "row9", "row10", "row11"]
 
 
 def _by(rows: list[dict], key: str) -> dict:
@@ -51,3 +52,77 @@ def row11(ctx: dict, _row, sure: str) -> dict:
     number, verdict = _cells("f11/prose.md", ctx["book"], **context)
     return _row("11", "After GSPO (beyond)", "—", number, verdict, *(v["verdict"] for v in verdicts[:1]),
                 ctx["f11f"]["mask"], sure=sure)  # fmt: skip
+
+
+_GLANCE = "glance_prose.md"
+
+
+def _glance(ctx: dict, _row, n: str, title: str, claim: str, verdicts, sure: str = "", **context) -> dict:
+    """Row ``n`` from glance_prose.md's macros ``r{n}_number`` and ``r{n}_verdict``, made by the overview's row maker
+    ``_row`` (:func:`gspo_record.headline._row`, passed in: no import cycle)."""
+    number = render(_GLANCE, f"r{n}_number", ctx["book"], **context)
+    verdict = render(_GLANCE, f"r{n}_verdict", ctx["book"], **context)
+    return _row(n, title, claim, number, verdict, *verdicts, sure=sure)
+
+
+def row1(ctx: dict, _row) -> dict:
+    f1 = ctx["f1"]
+    return _glance(ctx, _row, "1", "Clipping fractions",
+                   "GSPO clips ~100× more tokens than GRPO yet learns better (§5.2)",
+                   (f1["verdict"], f1["accuracy"]["verdict"]), f1=f1, ratio=num(f1["headline"]["mean"]),
+                   by_responses=num(f1["by_responses"]["mean"]))  # fmt: skip
+
+
+def row2b(ctx: dict, _row) -> dict:
+    dose = [d for d in ctx["f10"]["dose"] if d["points"]]
+    return _glance(ctx, _row, "2b", "The grad-norm cap (beyond the paper)", "—", [d["trend"] for d in dose], dose=dose,
+                   dose_by=_by(dose, "model"))  # fmt: skip
+
+
+def row3(ctx: dict, _row) -> dict:
+    return _glance(ctx, _row, "3", "Expert volatility", "~10 % of activated experts change after one update (§5.3)",
+                   (ctx["f3"]["verdict"],), f3=ctx["f3"])  # fmt: skip
+
+
+def row4(ctx: dict, _row) -> dict:
+    replay = _by(ctx["f4"]["verdicts"], "clip")["off"]["verdict"]
+    return _glance(ctx, _row, "4", "Routing Replay", "GRPO on an MoE needs Routing Replay to converge (§5.3)",
+                   (replay,),
+                   f4=ctx["f4"], replay=replay)  # fmt: skip
+
+
+def row5(ctx: dict, _row) -> dict:
+    f5 = ctx["f5_confirm"]
+    return _glance(ctx, _row, "5", "Precision",
+                   "GSPO tolerates the inference engine's log-probs (§5.4, untested there)",
+                   (f5["pooled"],), f5=f5)  # fmt: skip
+
+
+def row6(ctx: dict, _row) -> dict:
+    f6 = _by(ctx["f6"]["per_length"], "L")
+    f6_long, f6b_long = f6[max(f6)], ctx["f6b"]["per_length"][-1]
+    verdicts = (f6_long["verdict"], ctx["f6"]["grows"], ctx["f6b"]["grows"], ctx["f6c_confirm"]["grows"])
+    return _glance(ctx, _row, "6", "Gradient variance (beyond the paper)",
+                   "token ratios add noise that grows with length (§3)",
+                   verdicts, f6=ctx["f6"], f6b=ctx["f6b"], f6_long=f6_long, f6b_long=f6b_long,
+                   f6c_confirm=ctx["f6c_confirm"])  # fmt: skip
+
+
+def row7(ctx: dict, _row) -> dict:
+    f7 = _by(ctx["f7"]["confirm"], "lam")
+    top = f7[max(f7, key=float)]
+    return _glance(ctx, _row, "7", "GSPO-token, per-token advantages", "introduced, not evaluated (§4.3)",
+                   (top["verdict"],),
+                   f7_top=top)  # fmt: skip
+
+
+def row8(ctx: dict, _row) -> dict:
+    counts = {f"{x['model']} {x['objective']}": f"{x['k']}/{x['n']}" for x in ctx["f8"]["collapse"]}
+    dense = ctx["f2_dense"]["verdict"]
+    return _glance(ctx, _row, "8", "Dense vs MoE", "only an MoE shown", (dense,), counts=counts, dense=dense)
+
+
+def row9(ctx: dict, _row) -> dict:
+    f9 = ctx["f9"]
+    verdicts = [v["verdict"] for v in f9["later_verdicts"][:1] + f9["v2"]["fresh"]["verdicts"][:1]]
+    return _glance(ctx, _row, "9", "What comes before a collapse (beyond)", "—", verdicts, f9=f9)

@@ -178,3 +178,11 @@ def test_notebook_takeaways_quote_the_books_own_words_and_never_a_superseded_sta
         source = (repo_root() / "notebooks" / f"{name}.py").read_text()
         assert all(q in source for q in quoted), name
         assert "two_verdicts" not in source.split("## What to take away")[1]  # the five-seed 2×2, superseded
+
+
+@pytest.mark.parametrize("path", ["glance_prose.md", "f2/prose.md", "f10/prose.md", "f11/prose.md", "f12/prose.md"])
+def test_every_written_prose_file_holds_no_literal_number_and_names_the_outcomes_it_assumes(path):
+    source = (HERE / path).read_text()
+    assert literals(source) == []
+    assert "expect(" in source
+    assert "{% if" not in source  # prose may loop, never decide (a fragile note is a filter: fragile_note)
