@@ -149,11 +149,16 @@ def glance(ctx: dict) -> list[dict]:
     ten_note = [f"count fragile at 10 seeds ({', '.join(fragile_ten)})"] if fragile_ten else []
     succ = successor_groups(ctx["f11"]["verdicts"])
     fragile = [o for g in succ for o in g["fragile"]]
-    return [
-        written.row1(ctx, _row),
-        written.row2(ctx, _row, sure="; ".join(["declared (the map: post hoc)", *ten_note])),
-        *(getattr(written, f"row{n}")(ctx, _row) for n in ("2b", "3", "4", "5", "6", "7", "8", "9")),
-        written.row10(ctx, _row),
-        written.row11(ctx, _row, sure="; ".join(["declared", *(["fragile: " + ", ".join(fragile)] * bool(fragile))])),
-        f12_lag.glance_row(ctx, _row),
-    ]
+    return written.seeds_note(
+        [
+            written.row1(ctx, _row),
+            written.row2(ctx, _row, sure="; ".join(["declared (the map: post hoc)", *ten_note])),
+            *(getattr(written, f"row{n}")(ctx, _row) for n in ("2b", "3", "4", "5", "6", "7", "8", "9")),
+            written.row10(ctx, _row),
+            written.row11(
+                ctx, _row, sure="; ".join(["declared", *(["fragile: " + ", ".join(fragile)] * bool(fragile))])
+            ),
+            f12_lag.glance_row(ctx, _row),
+        ],
+        ctx,
+    )

@@ -7,7 +7,21 @@ from __future__ import annotations
 from gspo_record.fmt import num
 from gspo_record.prose import render
 
-__all__ = ["row1", "row2", "row2b", "row3", "row4", "row5", "row6", "row7", "row8", "row9", "row10", "row11"]
+__all__ = [
+    "seeds_note",
+    "row1",
+    "row2",
+    "row2b",
+    "row3",
+    "row4",
+    "row5",
+    "row6",
+    "row7",
+    "row8",
+    "row9",
+    "row10",
+    "row11",
+]
 
 
 def _by(rows: list[dict], key: str) -> dict:
@@ -126,3 +140,22 @@ def row9(ctx: dict, _row) -> dict:
     f9 = ctx["f9"]
     verdicts = [v["verdict"] for v in f9["later_verdicts"][:1] + f9["v2"]["fresh"]["verdicts"][:1]]
     return _glance(ctx, _row, "9", "What comes before a collapse (beyond)", "—", verdicts, f9=f9)
+
+
+def seeds_note(rows: list[dict], ctx: dict) -> list[dict]:
+    """At a glance's rows, each whose number cell rests on 5 seeds (its smallest printed n, of an interval or a count
+    k/n) saying so in its "how sure" cell, with the coverage the methods page's per-comparison study measured for
+    the page's interval at 5 seeds and at 10 (issue 48, item 5)."""
+    import re
+
+    from gspo_lab.experiments.stats import PAGE_INTERVAL
+
+    cover = {int(r[1]): r[3] for r in ctx["stats"]["per_comparison"] if r[0] == PAGE_INTERVAL.replace("_", " ")}
+    out = []
+    for row in rows:
+        seeds = [int(a or b) for a, b in re.findall(r"\(n = (\d+)|\b\d+/(\d+)\b", row["number"])]
+        if seeds and min(seeds) <= 5 and 5 in cover:
+            more = f", {cover[10]} at 10" if 10 in cover else ""
+            row = {**row, "sure": f"{row['sure']}; rests on 5 seeds (interval coverage {cover[5]}{more})"}
+        out.append(row)
+    return out
