@@ -1011,8 +1011,8 @@ def test_book_of_the_smoke_run_has_no_broken_link_image_or_external_request(brow
                 for text in ("the story in five minutes", "Does GRPO collapse where GSPO does not?", "glossary"):
                     if text.lower() not in story.lower():
                         problems.append(f"index.html: the story lacks {text!r}")
-                if page.locator("article img").count() < 4:
-                    problems.append("index.html: the story shows fewer than its four figures")
+                if page.locator("article img").count() < 3:  # issue 48: the 5-seed 2×2 left the 10-seed story
+                    problems.append("index.html: the story shows fewer than its three figures")
                 page.goto(f"{base}recipe.html")
                 recipe = page.locator("article").inner_text()
                 for text in ("importance_sampling_level", "max_grad_norm", "epsilon_high", "clip_ratio"):

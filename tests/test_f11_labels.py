@@ -121,7 +121,8 @@ def page(section):
     from gspo_record.f11 import arms_page, ladder_page
 
     context = {"f11": section, "f11c": corrections()[0], "f11e": ladder_page.section()[0],
-               "f11f": arms_page.section()[0], "brief": briefs}  # fmt: skip
+               "f11f": arms_page.section()[0], "brief": briefs,
+               "predictions": {"by_finding": {"11": []}}}  # fmt: skip
     return page.render(context, page.PAGES["f11_successors.md"])
 
 
@@ -194,8 +195,11 @@ def test_the_committed_story_and_glance_carry_the_same_words():
     story = (docs / "story.md").read_text()
     after = story[story.index("**After GSPO.**") :].split("\n\n")[0]
     assert "production-like" not in story.lower()
-    assert "*A reading, not shown:*" in after and after.index("never zero") > after.index("*A reading, not shown:*")
-    assert "collapsed where GRPO did not:" in after and "against GRPO 0/5" in after
+    after = " ".join(after.split())
+    # the mechanism is a reading with its confound named, not a finding (issue 48 wrote the story as prose)
+    assert after.index("never zero") < after.index("this design does not separate the two")
+    assert "collapsed where GRPO did not:" in after and "against GRPO's 0/5" in after
     glance = next(r for r in (docs / "findings.md").read_text().splitlines() if r.startswith("| [**11."))
     assert "like GRPO: CISPO, SAPO" not in glance and "collapsed where GRPO did not" in glance
+    assert "not shown apart from GSPO" in glance and "like GSPO" not in glance
     assert not math.isnan(float(re.search(r"(\d\.\d)–\d\.\d× as far as GRPO", after).group(1)))
