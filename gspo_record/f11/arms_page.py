@@ -19,6 +19,8 @@ LABELS = {"grpo": "GRPO", "gspo": "GSPO", "cispo": "CISPO (cap 5, TRL)", f"cispo
 
 def section() -> tuple[dict, dict]:
     table = arms.arm_table()
+    # read before the loop below: the robustness pass names where a verdict was read by its caller's local `arm`
+    mask, one_update = arms.mask_verdict(table), arms.one_update_verdict(table)
     verdicts = {v["arm"]: v for v in arms.arm_verdicts(table)}
     rows = []
     for arm in [a for a in LABELS if (table["arm_id"] == a).any()]:
@@ -31,7 +33,7 @@ def section() -> tuple[dict, dict]:
     late = {arm: num(float(runs["late_acc"].mean())) for arm, runs in table.groupby("arm_id")}
     ctx = {"progress": [progress(spec(arms.SPEC_F)), progress(spec(arms.SPEC_G))], "rows": rows, "early": arms.EARLY,
            "counts": counts, "late": late,
-           "mask": arms.mask_verdict(table), "one_update": arms.one_update_verdict(table),
+           "mask": mask, "one_update": one_update,
            "m1_minus_m8": [{"arm": LABELS[a], "diff": diff_cell(paired_diff(table, f"{a}@M1", a, "late_acc"))}
                            for a in ("grpo", "gspo", "cispo", "sapo")]}  # fmt: skip
     return ctx, {}

@@ -10,10 +10,12 @@ Rules: :mod:`.lag`; the table's formatting: :mod:`.lag_page`.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 
 import pandas as pd
 
+import gspo_lab.experiments.reading as reading
 import gspo_record.f12.ess as f12_ess
 import gspo_record.f12.lag as lag
 from gspo_lab.experiments.stats import declared_t_interval
@@ -58,21 +60,29 @@ def declared_cell(values, bounds, shift: float = 0.0, count: bool = True) -> str
 
 
 def arm_readings(table: pd.DataFrame, arm: str, cold: float, note: str = "", rules: dict | None = None,
-                 section: str = "f12b") -> dict:  # fmt: skip
+                 section: str = "f12b", again: int = 0) -> dict:  # fmt: skip
     """One arm's rules per lag D > 0: ``tolerates`` and ``learning`` (lag → Statement ``{section}.tolerates.{arm}.{D}``
     and ``….learning.…``, ``provisional`` = ``note``), the words the table prints (``words``: "tolerates, learning
     nothing shown" where both say so), and ``largest`` (:func:`~.lag.largest_tolerated`). ``rules``: lag → the rule
-    read there in place of ``f12.tolerates``."""
+    read there in place of ``f12.tolerates``. ``again``: the lags up to which these are re-readings of verdicts another
+    section printed (12c re-reads 12b's lags to extend the ladder), read within
+    :func:`~gspo_lab.experiments.reading.inner` so the robustness pass counts each verdict once."""
     lags = sorted(d for d in table.loc[table["arm"] == arm, "lag"].unique() if d > 0)
     tolerates, learning, words = {}, {}, {}
     for d in lags:
-        late = table.loc[(table["arm"] == arm) & (table["lag"] == d), "late_acc"].dropna()
-        rule = (rules or {}).get(d, lag.TOLERATES)
-        tolerates[d] = lag.tolerates_verdict(lag.drops(table, arm, d), rule, f"{section}.tolerates.{arm}.{d}", note)
-        learning[d] = lag.learning_verdict(late, cold, f"{section}.learning.{arm}.{d}", note)
-        both = tolerates[d].rule_outcome == "tolerates" and learning[d].rule_outcome == "none"
-        words[d] = f"{tolerates[d].label}{tolerates[d].mark}" + (f", {learning[d].label}" if both else "")
+        with reading.inner() if d <= again else contextlib.nullcontext():
+            _read_lag(table, arm, int(d), cold, note, rules, section, tolerates, learning, words)
     return {"tolerates": tolerates, "learning": learning, "words": words, "largest": lag.largest_tolerated(tolerates)}
+
+
+def _read_lag(table, arm, d, cold, note, rules, section, tolerates, learning, words) -> None:
+    """One lag of :func:`arm_readings`, into its dicts."""
+    late = table.loc[(table["arm"] == arm) & (table["lag"] == d), "late_acc"].dropna()
+    rule = (rules or {}).get(d, lag.TOLERATES)
+    tolerates[d] = lag.tolerates_verdict(lag.drops(table, arm, d), rule, f"{section}.tolerates.{arm}.{d}", note)
+    learning[d] = lag.learning_verdict(late, cold, f"{section}.learning.{arm}.{d}", note)
+    both = tolerates[d].rule_outcome == "tolerates" and learning[d].rule_outcome == "none"
+    words[d] = f"{tolerates[d].label}{tolerates[d].mark}" + (f", {learning[d].label}" if both else "")
 
 
 def _provisional(verdict, note: str):

@@ -59,7 +59,9 @@ _READ = {ISOLATED, *TOP_ARMS, *_PAIR_ARMS, *(arm for _, _, pairs in confirm.GROU
 def _readings(table: pd.DataFrame, cold: float, note: str) -> dict:
     """The readings (:func:`~.confirm.arm_readings`) of the arms the section reads, ``f12c.lag32`` at :data:`TOP`."""
     arms = [a for a in NAMES if a in _READ and (table["arm"] == a).any()]
-    return {a: confirm.arm_readings(table, a, cold, note, {TOP: LAG32}, section="f12c") for a in arms}
+    # 12b printed these arms' verdicts at lags up to 16: read again here to extend the ladder, counted once
+    return {a: confirm.arm_readings(table, a, cold, note, {TOP: LAG32}, section="f12c",
+                                    again=0 if a == ISOLATED else lag.LADDER[-1]) for a in arms}  # fmt: skip
 
 
 def context(table: pd.DataFrame, cold: float, note: str = "") -> dict:
