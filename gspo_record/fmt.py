@@ -14,7 +14,7 @@ from gspo_lab.experiments.stats import arm_row, seed_interval, wilson
 from gspo_record.endpoints import bounds_of, difference_bounds
 
 __all__ = ["num", "signs", "mean_ci", "diff_cell", "arm_cell", "rate_cell", "spread", "summary", "clip_label", "off",
-           "robustness", "FILTERS"]  # fmt: skip
+           "robustness", "FILTERS", "by", "sign_count"]  # fmt: skip
 
 
 def off(value) -> bool:
@@ -46,11 +46,20 @@ def _bounds(values, bounds):
     return bounds if bounds is not None else bounds_of(getattr(values, "name", None))
 
 
+def by(rows: list[dict], key: str) -> dict:
+    """``rows`` (dicts) by their ``key`` value: a section's per-model or per-arm readings, looked up by name."""
+    return {r[key]: r for r in rows}
+
+
 def signs(values, null: float = 0.0) -> str:
     """The sign count of paired per-seed ``values`` against ``null``: ``k/n > 0`` or ``k/n < 0`` for the majority
     direction (both on a tie), a value equal to ``null`` counting for neither side; ``n/n = 0`` when all are."""
     x = pd.Series(list(values), dtype=float).dropna()
-    n, above, below = len(x), int((x > null).sum()), int((x < null).sum())
+    return sign_count(len(x), int((x > null).sum()), int((x < null).sum()), null)
+
+
+def sign_count(n: int, above: int, below: int, null: float = 0.0) -> str:
+    """:func:`signs` from the counts: ``above`` and ``below`` of ``n`` values on each side of ``null``."""
     if above == below == 0:
         return f"{n}/{n} = {num(null)}"
     parts = [f"{above}/{n} > {num(null)}"] * (above >= below) + [f"{below}/{n} < {num(null)}"] * (below >= above)

@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import gspo_record.f12.lag_page as f12_lag
 import gspo_record.written as written
-from gspo_record.fmt import num
+from gspo_record.fmt import by, num
 
 __all__ = ["story", "glance", "successor_groups"]
 
 _NAMES = {"cispo": "CISPO", "sapo": "SAPO", "luspo": "LUSPO", "vespo": "VESPO", "gmpo": "GMPO"}
-
-
-def _by(rows: list[dict], key: str) -> dict:
-    return {r[key]: r for r in rows}
 
 
 def _late_diff(ctx: dict, model: str, arm: str) -> str:
@@ -72,14 +68,14 @@ def story(ctx: dict) -> dict:
     from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP
     from gspo_record.tables import F2
 
-    f2 = _by(ctx["f2"]["verdicts"], "clip")
+    f2 = by(ctx["f2"]["verdicts"], "clip")
     collapse = {f"{c['model']} {c['objective']}": f"{c['k']}/{c['n']}" for c in ctx["f8"]["collapse"]}
     dose = [
         {"model": d["model"], "first": d["points"][0], "last": d["points"][-1], "trend": d["trend"]}
         for d in ctx["f10"]["dose"]
         if d["points"]
     ]
-    f4 = _by(ctx["f4"]["verdicts"], "clip")
+    f4 = by(ctx["f4"]["verdicts"], "clip")
     return {
         "regime": _setting(F2["moe"]),
         "production_regime": _setting(F2["candidate"]),
@@ -91,14 +87,14 @@ def story(ctx: dict) -> dict:
             "late_moe": _late_diff(ctx, "MoE", "no grad clip"),
             "capped": f2["1"]["verdict"],
             "ten": ctx["f2t"]["verdicts"],
-            "ten_by": _by(ctx["f2t"]["verdicts"], "model"),
+            "ten_by": by(ctx["f2t"]["verdicts"], "model"),
         },
-        "map_by": _by(ctx["f2_map"]["summary"], "clip"),
+        "map_by": by(ctx["f2_map"]["summary"], "clip"),
         "dose": dose,
         "size": {
             "accounts": ctx["f10"]["accounts"],
             "ten": ctx["f10"]["ten"]["verdicts"],
-            "ten_by": _by(ctx["f10"]["ten"]["verdicts"], "model"),
+            "ten_by": by(ctx["f10"]["ten"]["verdicts"], "model"),
             "skip_ten": ctx["f10"]["skip_ten"]["verdicts"],
         },
         "clipping": {

@@ -54,6 +54,7 @@ from gspo_lab.paths import repo_root
 from gspo_record.book import book_json
 from gspo_record.figures import DPI, legible
 from gspo_record.fmt import FILTERS
+from gspo_record.prose import sep
 
 __all__ = [
     "SECTIONS",
@@ -137,11 +138,6 @@ def md_table(header: list[str], rows: list[list]) -> str:
         return "(no results yet)"
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
-
-
-def _sep(loop, between: str = "; ", last: str = "") -> str:
-    """The separator after a loop item: ``between``, or ``last`` after the final one."""
-    return last if loop.last else between
 
 
 def _lead(loop, first: str, other: str) -> str:
@@ -233,7 +229,7 @@ def render(context: dict, template: str = "page.md") -> str:
     from gspo_record.recipe import knob_map
     from gspo_record.staleness_map import staleness_map
 
-    env.globals.update(table=md_table, sep=_sep, lead=_lead, eq=eq, knob_map=knob_map, staleness_map=staleness_map)
+    env.globals.update(table=md_table, sep=sep, lead=_lead, eq=eq, knob_map=knob_map, staleness_map=staleness_map)
     if template in PROSE and (found := literals((TEMPLATES / template).read_text())):
         raise StatementError(f"{template}: numbers written into prose, not placeholders: {found}")
     if "book" in context:  # written prose: each sentence's assumed outcome (gspo_record/prose.py)

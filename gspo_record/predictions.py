@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gspo_record.f12.lag_page import SHORT_ALL, largest_lags
+
 __all__ = ["RESULTS", "Prediction", "PREDICTIONS", "scored", "unscored_specs", "result_of", "context"]
 
 RESULTS = ("borne out", "partly", "not borne out")
@@ -35,8 +37,8 @@ class Prediction:
 
 
 def _lags(ctx: dict) -> dict[str, int]:
-    """Each f12 arm's largest tolerated lag on the longest ladder it ran (12c's where it ran, else 12b's)."""
-    return {a["key"]: a["lag"] for a in ctx["f12b"]["largest"]} | {a["key"]: a["lag"] for a in ctx["f12c"]["largest"]}
+    """Each f12 arm's largest tolerated lag on the longest ladder it ran (:func:`~.f12.lag_page.largest_lags`)."""
+    return largest_lags(ctx)
 
 
 def _gspo_clips_stale(ctx: dict) -> tuple[str, str]:
@@ -56,8 +58,6 @@ def _gspo_no_more_than_grpo(ctx: dict) -> tuple[str, str]:
 def _tis_tolerates_most(ctx: dict) -> tuple[str, str]:
     lags = _lags(ctx)
     tis, top = lags["grpo/proximal+token_truncate"], max(lags.values())
-    from gspo_record.f12.lag_page import SHORT_ALL
-
     tied = [SHORT_ALL[a] for a, d in lags.items() if d == top and a != "grpo/proximal+token_truncate"]
     result = RESULTS[2] if tis < top else RESULTS[1] if tied else RESULTS[0]
     return result, f"token TIS {tis}, the largest of any arm {top}" + (f", tied with {', '.join(tied)}" * bool(tied))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gspo_record.statements import StatementError
 
-__all__ = ["ALLOWED", "literals", "why_fragile", "fragile_note", "macros", "render"]
+__all__ = ["ALLOWED", "literals", "sep", "why_fragile", "fragile_note", "macros", "render"]
 
 HERE = Path(__file__).parent
 #: numbers prose may write as words of the language, not results: "one", "two" are words; these are digits that name
@@ -34,6 +34,11 @@ def literals(source: str) -> list[str]:
     literal strings, in order), less :data:`ALLOWED`: each one an error of the lint."""
     text = _CODE.sub(" ", source)
     return [m.group(0) for m in _NUMBER.finditer(text) if m.group(0) not in ALLOWED]
+
+
+def sep(loop, between: str = "; ", last: str = "") -> str:
+    """The separator after a loop item (the templates' ``sep``): ``between``, or ``last`` after the final one."""
+    return last if loop.last else between
 
 
 def _either(words: list[str]) -> str:
@@ -70,8 +75,7 @@ def _environment(book):
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              autoescape=False)  # fmt: skip
     env.filters.update(FILTERS, why_fragile=why_fragile, fragile_note=fragile_note)
-    env.globals.update(s=book.summary, expect=book.expect, sep=lambda loop, between="; ", last="": last if loop.last
-                       else between)  # fmt: skip
+    env.globals.update(s=book.summary, expect=book.expect, sep=sep)
     return env
 
 

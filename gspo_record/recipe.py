@@ -4,16 +4,12 @@ registry's clip defaults with their sources."""
 from __future__ import annotations
 
 from gspo_lab.paths import repo_root
-from gspo_record.fmt import num
+from gspo_record.fmt import by, num
 
 __all__ = ["recipe", "knob_map"]
 
 #: the objectives whose clip defaults the recipe's table lists, in its order
 CLIP_TABLE = ("gspo", "grpo", "grpo_dual_clip", "luspo", "gmpo", "cispo", "cispo_clip", "cispo_mask", "sapo", "vespo")
-
-
-def _by(rows: list[dict], key: str) -> dict:
-    return {r[key]: r for r in rows}
 
 
 def recipe(ctx: dict) -> dict:
@@ -29,7 +25,7 @@ def recipe(ctx: dict) -> dict:
     f11c = ctx["f11c"]["verdicts"]
     return {
         "clips": clips,
-        "capped": _by(ctx["f2"]["verdicts"], "clip")["1"],
+        "capped": by(ctx["f2"]["verdicts"], "clip")["1"],
         "production_late": ctx["f2_confirm"]["late"],
         "relative": [row for row in ctx["f10"]["shrink_cmp"] if "recent median" in row[1]],
         "relative_fresh": ctx["f10"]["fresh_cost"],

@@ -77,13 +77,9 @@ class Interval:
     @property
     def signs(self) -> str:
         """The sign count as the page prints it (:func:`gspo_record.fmt.signs`): the majority side, both on a tie."""
-        from gspo_record.fmt import num
+        from gspo_record.fmt import sign_count
 
-        n, null = self.n, num(self.null)
-        if self.above == self.below == 0:
-            return f"{n}/{n} = {null}"
-        parts = [f"{self.above}/{n} > {null}"] * (self.above >= self.below)
-        return ", ".join(parts + [f"{self.below}/{n} < {null}"] * (self.below >= self.above))
+        return sign_count(self.n, self.above, self.below, self.null)
 
     @property
     def brief(self) -> str:

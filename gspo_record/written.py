@@ -4,7 +4,7 @@ footnote: rows 2, 10 and 11 from their findings' ``prose.md``, the others from `
 
 from __future__ import annotations
 
-from gspo_record.fmt import num
+from gspo_record.fmt import by, num
 from gspo_record.prose import render
 
 __all__ = [
@@ -24,18 +24,14 @@ __all__ = [
 ]
 
 
-def _by(rows: list[dict], key: str) -> dict:
-    return {r[key]: r for r in rows}
-
-
 def _cells(path: str, book, **context) -> tuple[str, str]:
     return render(path, "number", book, **context), render(path, "verdict", book, **context)
 
 
 def row2(ctx: dict, _row, sure: str) -> dict:
     """Finding 2's row: collapse without a cap (ten seeds), at a cap of 1, and on the map."""
-    f2 = _by(ctx["f2"]["verdicts"], "clip")
-    ten, cap_map = _by(ctx["f2t"]["verdicts"], "model"), _by(ctx["f2_map"]["summary"], "clip")["1"]
+    f2 = by(ctx["f2"]["verdicts"], "clip")
+    ten, cap_map = by(ctx["f2t"]["verdicts"], "model"), by(ctx["f2_map"]["summary"], "clip")["1"]
     number, verdict = _cells("f2/prose.md", ctx["book"], ten=ten, off=f2["off"], capped=f2["1"], map=cap_map)
     return _row("2", "Collapse", "GRPO can collapse irreversibly; GSPO trains stably", number, verdict,
                 f2["off"]["verdict"], f2["1"]["verdict"], *(v["verdict"] for v in ten.values()), cap_map["verdict"],
@@ -46,8 +42,8 @@ def row10(ctx: dict, _row) -> dict:
     """Finding 10's row: size or content, by model, with the tests it weighs."""
     f10 = ctx["f10"]
     branch, revert = f10["branch"]["verdicts"], f10["revert"]["verdicts"]
-    context = {"ten": _by(f10["ten"]["verdicts"], "model"), "adam": _by(f10["adam"]["accounts"], "model"),
-               "sgd": _by(f10["sgd_two"]["verdicts"], "model"), "accounts": _by(f10["accounts"], "model"),
+    context = {"ten": by(f10["ten"]["verdicts"], "model"), "adam": by(f10["adam"]["accounts"], "model"),
+               "sgd": by(f10["sgd_two"]["verdicts"], "model"), "accounts": by(f10["accounts"], "model"),
                "branch": branch, "revert": revert,
                "protect": sum(b["verdict"].outcome == "higher" for b in branch)}  # fmt: skip
     number, verdict = _cells("f10/prose.md", ctx["book"], **context)
@@ -90,7 +86,7 @@ def row1(ctx: dict, _row) -> dict:
 def row2b(ctx: dict, _row) -> dict:
     dose = [d for d in ctx["f10"]["dose"] if d["points"]]
     return _glance(ctx, _row, "2b", "The grad-norm cap (beyond the paper)", "—", [d["trend"] for d in dose], dose=dose,
-                   dose_by=_by(dose, "model"))  # fmt: skip
+                   dose_by=by(dose, "model"))  # fmt: skip
 
 
 def row3(ctx: dict, _row) -> dict:
@@ -99,7 +95,7 @@ def row3(ctx: dict, _row) -> dict:
 
 
 def row4(ctx: dict, _row) -> dict:
-    replay = _by(ctx["f4"]["verdicts"], "clip")["off"]["verdict"]
+    replay = by(ctx["f4"]["verdicts"], "clip")["off"]["verdict"]
     return _glance(ctx, _row, "4", "Routing Replay", "GRPO on an MoE needs Routing Replay to converge (§5.3)",
                    (replay,),
                    f4=ctx["f4"], replay=replay)  # fmt: skip
@@ -113,7 +109,7 @@ def row5(ctx: dict, _row) -> dict:
 
 
 def row6(ctx: dict, _row) -> dict:
-    f6 = _by(ctx["f6"]["per_length"], "L")
+    f6 = by(ctx["f6"]["per_length"], "L")
     f6_long, f6b_long = f6[max(f6)], ctx["f6b"]["per_length"][-1]
     verdicts = (f6_long["verdict"], ctx["f6"]["grows"], ctx["f6b"]["grows"], ctx["f6c_confirm"]["grows"])
     return _glance(ctx, _row, "6", "Gradient variance (beyond the paper)",
@@ -123,7 +119,7 @@ def row6(ctx: dict, _row) -> dict:
 
 
 def row7(ctx: dict, _row) -> dict:
-    f7 = _by(ctx["f7"]["confirm"], "lam")
+    f7 = by(ctx["f7"]["confirm"], "lam")
     top = f7[max(f7, key=float)]
     return _glance(ctx, _row, "7", "GSPO-token, per-token advantages", "introduced, not evaluated (§4.3)",
                    (top["verdict"],),

@@ -23,10 +23,12 @@ from gspo_record.statements import StatementError
 F12 = ("f12", "f12b", "f12c")
 
 
-def _read() -> dict:
+def _read(prose: bool = True) -> dict:
     with cached():
         ctx = {k: SECTIONS[k]()[0] for k in F12}
     ctx["book"] = Book.of(ctx)
+    if prose:
+        ctx["f12_prose"] = lag_page.prose(ctx)  # as the build does before At a glance
     return ctx
 
 
@@ -117,11 +119,11 @@ def test_data_mutant_stored_results_that_flip_a_statement_fail_the_build(ctx, tm
     shutil.copytree(results_root() / "f12c_lag_isolate", root / "f12c_lag_isolate")
     assert _flip_gspo_at_32(root) == 10
     monkeypatch.setenv("GSPO_LAB_RESULTS", str(root))
-    flipped = _read()
+    flipped = _read(prose=False)
     assert ctx["book"]["f12c.gspo_vs_grpo"].outcome == "lower"
     assert flipped["book"]["f12c.gspo_vs_grpo"].outcome == "both_top"
     with pytest.raises(StatementError, match="prose assumes f12c.gspo_vs_grpo reads 'lower'; the data give 'both_top'"):
-        lag_page.glance_row(flipped, _row)
+        lag_page.prose(flipped)  # the prose At a glance row 12, the story and the recipe print
 
 
 def test_a_summary_template_that_renders_a_superseded_statement_fails_and_a_finding_page_may(ctx, monkeypatch):

@@ -67,22 +67,17 @@ def arm_readings(table: pd.DataFrame, arm: str, cold: float, note: str = "", rul
     read there in place of ``f12.tolerates``. ``again``: the lags up to which these are re-readings of verdicts another
     section printed (12c re-reads 12b's lags to extend the ladder), read within
     :func:`~gspo_lab.experiments.reading.inner` so the robustness pass counts each verdict once."""
-    lags = sorted(d for d in table.loc[table["arm"] == arm, "lag"].unique() if d > 0)
+    lags = sorted(int(d) for d in table.loc[table["arm"] == arm, "lag"].unique() if d > 0)
     tolerates, learning, words = {}, {}, {}
     for d in lags:
         with reading.inner() if d <= again else contextlib.nullcontext():
-            _read_lag(table, arm, int(d), cold, note, rules, section, tolerates, learning, words)
+            late = table.loc[(table["arm"] == arm) & (table["lag"] == d), "late_acc"].dropna()
+            rule = (rules or {}).get(d, lag.TOLERATES)
+            tolerates[d] = lag.tolerates_verdict(lag.drops(table, arm, d), rule, f"{section}.tolerates.{arm}.{d}", note)
+            learning[d] = lag.learning_verdict(late, cold, f"{section}.learning.{arm}.{d}", note)
+        both = tolerates[d].rule_outcome == "tolerates" and learning[d].rule_outcome == "none"
+        words[d] = f"{tolerates[d].label}{tolerates[d].mark}" + (f", {learning[d].label}" if both else "")
     return {"tolerates": tolerates, "learning": learning, "words": words, "largest": lag.largest_tolerated(tolerates)}
-
-
-def _read_lag(table, arm, d, cold, note, rules, section, tolerates, learning, words) -> None:
-    """One lag of :func:`arm_readings`, into its dicts."""
-    late = table.loc[(table["arm"] == arm) & (table["lag"] == d), "late_acc"].dropna()
-    rule = (rules or {}).get(d, lag.TOLERATES)
-    tolerates[d] = lag.tolerates_verdict(lag.drops(table, arm, d), rule, f"{section}.tolerates.{arm}.{d}", note)
-    learning[d] = lag.learning_verdict(late, cold, f"{section}.learning.{arm}.{d}", note)
-    both = tolerates[d].rule_outcome == "tolerates" and learning[d].rule_outcome == "none"
-    words[d] = f"{tolerates[d].label}{tolerates[d].mark}" + (f", {learning[d].label}" if both else "")
 
 
 def _provisional(verdict, note: str):

@@ -15,7 +15,7 @@ import gspo_record.f12.lag as lag
 from gspo_record.fmt import arm_cell, diff_cell, num
 from gspo_record.tables import progress, spec
 
-__all__ = ["NAMES", "section", "plot_lags", "prose", "glance_row"]
+__all__ = ["NAMES", "section", "plot_lags", "largest_lags", "prose", "glance_row"]
 
 #: how the page names each arm
 NAMES = {
@@ -116,6 +116,11 @@ def plot_lags(data: pd.DataFrame):
     return fig
 
 
+def largest_lags(ctx: dict) -> dict[str, int | None]:
+    """Each arm's largest tolerated lag on the longest ladder it ran: 12c's where it ran, else 12b's."""
+    return {a["key"]: a["lag"] for a in ctx["f12b"]["largest"]} | {a["key"]: a["lag"] for a in ctx["f12c"]["largest"]}
+
+
 def _ready(ctx: dict) -> bool:
     """Whether both fresh-seed sections (12b, 12c) have 2 seeds in: the written prose reads their statements."""
     return ctx["f12b"]["seeds"] >= 2 and ctx["f12c"]["seeds"] >= 2
@@ -126,10 +131,10 @@ def prose(ctx: dict) -> dict[str, str]:
     supersede 12b's): ``{"number", "verdict", "story"}``, each a paragraph; "pending" words until :func:`_ready`."""
     from gspo_record.prose import render
 
-    f12, f12b, f12c = ctx["f12"], ctx["f12b"], ctx["f12c"]
+    f12, f12c = ctx["f12"], ctx["f12c"]
     if not _ready(ctx):
         return {"number": "The fresh seeds' verdicts are pending.", "verdict": "", "story": ""}
-    lags = {a["key"]: a["lag"] for a in f12b["largest"]} | {a["key"]: a["lag"] for a in f12c["largest"]}
+    lags = largest_lags(ctx)
     pairs = f12c["corrections"] + f12c["gspo_vs_grpo"] + f12c["isolate"]
     context = {"lags": lags, "at": {c["verdict"].id: c["at"] for c in pairs}, "margin": f12["margin"],
                "seeds": f12c["seeds"], "top": f12c["top"]}  # fmt: skip
@@ -138,8 +143,8 @@ def prose(ctx: dict) -> dict[str, str]:
 
 def glance_row(ctx: dict, _row) -> dict:
     """Finding 12's At a glance row, made by the overview's row maker ``_row`` (:func:`gspo_record.headline._row`,
-    passed in: no import cycle): the written prose (:func:`prose`) once the fresh seeds are in, its "how sure" from
-    the statements it renders; the search's numbers and rules before."""
+    passed in: no import cycle): the written prose (``ctx["f12_prose"]``, :func:`prose`) once the fresh seeds are in,
+    its "how sure" from the statements it renders; the search's numbers and rules before."""
     f12 = ctx["f12"]
     if not _ready(ctx):
         p = f12["progress"]
@@ -148,6 +153,6 @@ def glance_row(ctx: dict, _row) -> dict:
                     "pending", f"regime: {f12['regime'].label}; ladder: {f12['ladder'].label}", f12["regime"],
                     f12["ladder"])  # fmt: skip
     pairs = ctx["f12c"]["corrections"] + ctx["f12c"]["gspo_vs_grpo"] + ctx["f12c"]["isolate"]
-    written = prose(ctx)
+    written = ctx["f12_prose"]
     return _row("12", "Stale rollouts (beyond)", "—", written["number"], written["verdict"],
                 *(ctx["book"].summary(c["verdict"].id) for c in pairs))  # fmt: skip
