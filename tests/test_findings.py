@@ -96,6 +96,18 @@ def test_wilson_and_bootstrap():
     assert all(math.isnan(v) for v in bootstrap_ci([1.0]))
 
 
+def test_an_arm_at_an_end_of_its_range_on_half_its_seeds_prints_its_count_not_a_mean_interval(monkeypatch):
+    """Issue 48, item 5: "0 [0, 0] (n = 5)" says nothing about how sure; the count with its Wilson interval does."""
+    import gspo_record.fmt as fmt
+
+    lo, hi = wilson(5, 5)
+    assert fmt.arm_cell([0.0] * 5, (0.0, 1.0)) == f"5/5 at 0 [{fmt.num(lo)}, {fmt.num(hi)}]"
+    assert fmt.arm_cell([1.0, 1.0, 1.0, 0.9, 0.8], (0.0, 1.0)).startswith("3/5 at 1 [")
+    assert fmt.arm_cell([0.0, 0.0, 0.3, 0.4, 0.5], (0.0, 1.0)).endswith("(n = 5)")  # 2 of 5 at 0: a mean interval
+    monkeypatch.setattr(fmt, "wilson", lambda k, n: (0.0, 0.0))  # mutant: a count without its interval's width
+    assert fmt.arm_cell([0.0] * 5, (0.0, 1.0)) == "5/5 at 0 [0, 0]"
+
+
 def test_arm_rate_and_paired_tables():
     table = pd.DataFrame({"objective": ["grpo", "gspo"] * 3, "seed": [0, 0, 1, 1, 2, 2],
                           "frac": [0.01, 0.2, 0.02, 0.3, 0.01, 0.1], "collapsed": [1, 0, 1, 0, 0, 0]})  # fmt: skip
@@ -197,3 +209,18 @@ def test_the_reversibility_endpoints_read_their_declared_windows():
     assert math.isclose(got["reward_auc"], sum(range(100, 120)) / 2000) and math.isclose(got["pre_reward"], 0.295)
     short = endpoints({"eval": {k: v[:11] for k, v in ev.items()}, "per_rollout": per})
     assert math.isnan(short["late_acc"]) and math.isnan(short["eval_final"]) and math.isclose(short["pre_acc"], 0.3)
+
+
+def test_methods_lists_each_trend_read_on_the_per_seed_slopes_beside_its_declared_reading():
+    """Issue 48, item 5: a departure from a declared method prints the declared reading beside the page's, and says
+    when the outcome changed."""
+    from gspo_record import methods
+    from gspo_record.rules import RULES
+
+    ctx: dict = {}
+    for i, (rule, section, key, _) in enumerate(methods.TRENDS):
+        ctx.setdefault(section, {})[key] = RULES[rule].verdict("none")
+        ctx[section][f"{key}_declared"] = "grows" if i == 0 else "none"
+    rows = methods.departures(ctx)
+    assert [r[-1] for r in rows] == ["**changed**"] + ["same"] * (len(rows) - 1)
+    assert rows[0][2] == RULES["f6.grows"].outcomes["grows"] and rows[0][3] == RULES["f6.grows"].outcomes["none"]
