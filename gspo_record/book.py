@@ -29,6 +29,8 @@ def consistent(number, outcome: str) -> bool:
                 "within_above": inside and side["above"], "within_below": inside and side["below"],
                 "within": inside and side["none"], "none": m == 0 and side["none"],
                 "inconclusive": m > 0 and not inside and side["none"]}.get(outcome, False)  # fmt: skip
+    if hasattr(number, "parts"):  # a joint: each part's outcome found by this check alone, then its combination
+        return _joint_consistent(number, outcome)
     if isinstance(number, Count):
         k, n = number.k * number.per, number.n
         high, low = k >= number.at_least * n, k <= number.at_most * n
@@ -36,6 +38,22 @@ def consistent(number, outcome: str) -> bool:
     a, b = (-1 if v is None else v for v in (number.a, number.b))
     return {"higher": a > b, "lower": a < b, "same": a == b != number.top,
             "both_top": a == b == number.top}.get(outcome, False)  # fmt: skip
+
+
+def _joint_consistent(number, outcome: str) -> bool:
+    """A joint outcome is its combination of the parts' outcomes, each the one :func:`consistent` allows of its
+    number; an outcome declared ``shown`` needs a part whose outcome excludes its null."""
+    from gspo_record.joint import COMBINES
+    from gspo_record.statements import _EXCLUDES_NULL, reach
+
+    parts = {}
+    for name, part in number.parts:
+        said = [o for o in reach(part) if consistent(part, o)]
+        if len(said) != 1:
+            return False
+        parts[name] = said[0]
+    shown = outcome not in number.shown or any(o in _EXCLUDES_NULL for o in parts.values())
+    return COMBINES[number.combine].fn(parts) == outcome and shown
 
 
 class Superseded:
@@ -148,15 +166,14 @@ class Book:
 
     def expect(self, id, outcome: str) -> str:
         """Empty when statement ``id``'s outcome is ``outcome`` (what a written sentence assumes); StatementError
-        otherwise, naming both, so the sentence is rewritten. ``id`` may also be a verdict a rule read (a finding
-        not yet written as statements: its rule's outcome key is compared) or a statement itself."""
-        if isinstance(id, str):
-            id, got = id, self.summary(id).outcome
-        elif isinstance(id, Statement):
-            id, got = id.id, self.summary(id.id).outcome
+        otherwise, naming both, so the sentence is rewritten. ``id`` may also be a statement itself (its outcome or
+        its rule's reading of it is compared) or a verdict a rule read (a finding not yet written as statements)."""
+        if isinstance(id, str | Statement):
+            s = self.summary(id if isinstance(id, str) else id.id)
+            id, got, said = s.id, s.outcome, {s.outcome, s.rule_outcome}  # its own outcome, or its rule's reading
         else:
-            id, got = f"rule {id.rule}", id.outcome
-        if got != outcome:
+            id, got, said = f"rule {id.rule}", id.outcome, {id.outcome}
+        if outcome not in said:
             raise StatementError(f"prose assumes {id} reads {outcome!r}; the data give {got!r}: rewrite the sentence")
         return ""
 

@@ -82,7 +82,7 @@ def story(ctx: dict) -> dict:
         "gspo_band": {"low": _short(GSPO_CLIP.low), "high": _short(GSPO_CLIP.high)},
         "grpo_band": {"low": _short(GRPO_CLIP.low), "high": _short(GRPO_CLIP.high)},
         "collapse": {
-            "verdict": f2["off"]["verdict"],
+            "verdict": by(ctx["f2t"]["verdicts"], "model")["MoE"]["verdict"],  # ten seeds: supersedes f2's five
             "counts": collapse,
             "late_moe": _late_diff(ctx, "MoE", "no grad clip"),
             "capped": f2["1"]["verdict"],

@@ -81,11 +81,12 @@ def _environment(book):
 
 def macros(path: str | Path, book, **context):
     """The macros of prose file ``path`` (relative to gspo_record/, e.g. ``"f12/prose.md"``, or absolute) bound to
-    ``book`` and ``context``; StatementError when its source writes a literal number (:func:`literals`)."""
+    ``book`` and ``context`` (guarded: rendering a superseded statement fails, :meth:`~gspo_record.book.Book.guard`);
+    StatementError when its source writes a literal number (:func:`literals`)."""
     source = (HERE / path).read_text()
     if found := literals(source):
         raise StatementError(f"{path}: numbers written into prose, not placeholders: {found}")
-    return _environment(book).from_string(source).make_module(context)
+    return _environment(book).from_string(source).make_module(book.guard(context))
 
 
 def render(path: str | Path, macro: str, book, **context) -> str:

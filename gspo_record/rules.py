@@ -141,6 +141,11 @@ class Verdict:
         how = ("post hoc" if self.post_hoc else "declared") + (", provisional" if self.provisional else "")
         return how + (", fragile" if self.flips else "")
 
+    @property
+    def short(self) -> str:
+        """As a table cell prints it (a statement's :attr:`~gspo_record.statements.Statement.short` alike)."""
+        return str(self)
+
     def __str__(self) -> str:
         return self.label + self.note + self.mark
 
@@ -199,18 +204,20 @@ class Rule:
         secondary=None,
         words: dict[str, str] | None = None,
     ):
-        """The :class:`~gspo_record.statements.Statement` this rule makes of ``number`` (an Interval, Count or
-        Boundaries): its outcome computed from the number, read as this rule's outcome through :attr:`reads`, worded
-        by the rule's labels (or ``words``, per statement outcome). The rule's verdict is read too, so the robustness
+        """The :class:`~gspo_record.statements.Statement` this rule makes of ``number`` (an Interval, Count,
+        Boundaries, or a :class:`~gspo_record.joint.Joint` of them, whose combination gives this rule's outcomes):
+        its outcome computed from the number, read as this rule's outcome through :attr:`reads`, worded by the rule's
+        labels (or ``words``, per statement outcome). The rule's verdict is read too, so the robustness
         pass sees it and marks the statement fragile where a re-reading changes it."""
         from gspo_record.statements import Statement, outcome_of
 
-        if not self.reads:
+        reads = self.reads or ({o: o for o in number.reach} if hasattr(number, "reach") else {})  # a joint: its own
+        if not reads:
             raise ValueError(f"rule {self.name}: state() needs reads, the statement outcome -> rule outcome map")
-        verdict = self.verdict(self.reads[outcome_of(number)], provisional)
-        words = words or {o: self.outcomes[r] for o, r in self.reads.items()}
+        verdict = self.verdict(reads[outcome_of(number)], provisional)
+        words = words or {o: self.outcomes[r] for o, r in reads.items()}
         return Statement(id, question, number, words, declared=not self.post_hoc, flips=verdict.flips,
-                         supersedes=supersedes, secondary=secondary, rule=self.name, reads=self.reads,
+                         supersedes=supersedes, secondary=secondary, rule=self.name, reads=reads,
                          provisional=provisional)  # fmt: skip
 
 

@@ -26,6 +26,7 @@ endpoint v2 over v1) names the ids it supersedes.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -172,8 +173,11 @@ OUTCOMES = {Interval: "interval_outcome", Count: "count_outcome", Boundaries: "b
 
 
 def outcome_of(number) -> str:
-    """The outcome of ``number``, computed by its kind's function (:data:`OUTCOMES`)."""
-    return globals()[OUTCOMES[type(number)]](number)
+    """The outcome of ``number``, computed by its kind's function (:data:`OUTCOMES`; a joint's in
+    :mod:`gspo_record.joint`)."""
+    name = OUTCOMES[type(number)]
+    module, _, name = name.rpartition(":")  # a kind registered from another module: "module:function"
+    return getattr(sys.modules[module] if module else sys.modules[__name__], name)(number)
 
 
 _MARGIN = ("within", "within_below", "within_above", "below", "above", "inconclusive")
@@ -191,18 +195,21 @@ def reach(number) -> tuple[str, ...]:
         return _MARGIN if number.margin > 0 else ("above", "below", "none")
     if isinstance(number, Count):
         return ("at_least", "at_most", "between")
+    if hasattr(number, "reach"):  # a joint: its combination's outcomes
+        return number.reach
     return ("higher", "lower", "same", "both_top")
 
 
 def check_words(number, words: Mapping[str, str]) -> None:
     """StatementError unless ``words`` names every outcome ``number``'s kind can reach, and only those, and no
-    comparative word names an outcome that does not exclude the null ("no difference" may not say "higher")."""
+    comparative word names an outcome that does not exclude the null ("no difference" may not say "higher"); a
+    joint's are those its combination declares ``shown``."""
     if set(words) != set(reach(number)):
         raise StatementError(f"words must name each outcome of {type(number).__name__}: {sorted(reach(number))}, "
                              f"got {sorted(words)}")  # fmt: skip
     for outcome, text in words.items():
         said = [w for w in COMPARATIVE if f" {w} " in f" {text.lower()} "]
-        if said and outcome not in _EXCLUDES_NULL:
+        if said and outcome not in getattr(number, "shown", _EXCLUDES_NULL):
             raise StatementError(f"{outcome!r} does not exclude the null, but its words compare: {text!r} ({said})")
 
 
@@ -216,7 +223,7 @@ class Statement:
 
     id: str
     question: str
-    number: Interval | Count | Boundaries
+    number: Interval | Count | Boundaries  # or a joint of them (gspo_record.joint)
     words: Mapping[str, str]
     declared: bool = True  # False: post hoc (its rule was set after the results it reads)
     flips: tuple[str, ...] = ()  # the readings under which the outcome changes, in words ("without seed 132")
@@ -270,8 +277,17 @@ class Statement:
 
     @property
     def label(self) -> str:
-        """The words of its outcome (and "provisional" while cells are missing)."""
-        return self.words[self.outcome] + self.note
+        """The words of its outcome (``str`` adds the number, "provisional" while cells are missing, the mark)."""
+        return self.words[self.outcome]
+
+    @property
+    def when(self) -> str:
+        return " (post hoc: rule set after its results)" if not self.declared else ""
+
+    @property
+    def short(self) -> str:
+        """Its words without the number, for a table whose next columns print that number."""
+        return self.label + self.note + self.mark
 
     @property
     def sure(self) -> str:
@@ -280,5 +296,5 @@ class Statement:
         return f"{how}; fragile: {', '.join(self.flips)} changes it" if self.flips else how
 
     def __str__(self) -> str:
-        text = f"{self.label}, {self.number}{self.mark}"
+        text = f"{self.label}, {self.number}{self.note}{self.mark}"
         return text + (f"; {self.secondary}" if self.secondary is not None else "")

@@ -32,9 +32,9 @@ def row2(ctx: dict, _row, sure: str) -> dict:
     """Finding 2's row: collapse without a cap (ten seeds), at a cap of 1, and on the map."""
     f2 = by(ctx["f2"]["verdicts"], "clip")
     ten, cap_map = by(ctx["f2t"]["verdicts"], "model"), by(ctx["f2_map"]["summary"], "clip")["1"]
-    number, verdict = _cells("f2/prose.md", ctx["book"], ten=ten, off=f2["off"], capped=f2["1"], map=cap_map)
+    number, verdict = _cells("f2/prose.md", ctx["book"], ten=ten, capped=f2["1"], map=cap_map)
     return _row("2", "Collapse", "GRPO can collapse irreversibly; GSPO trains stably", number, verdict,
-                f2["off"]["verdict"], f2["1"]["verdict"], *(v["verdict"] for v in ten.values()), cap_map["verdict"],
+                f2["1"]["verdict"], *(v["verdict"] for v in ten.values()), cap_map["verdict"],
                 sure=sure)  # fmt: skip
 
 

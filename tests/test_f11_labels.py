@@ -54,16 +54,17 @@ def test_a_label_never_says_like_grpo_beside_an_interval_below_grpo():
 
 
 def test_a_not_shown_difference_with_every_seed_on_one_side_says_so():
+    """Since issue 48 the position is a statement whose number prints both intervals, each with its sign count: the
+    words say "not shown" and the count beside them says every seed sits on one side."""
     lo, hi = declared_t_interval(list(ONE_SIDED), DIFFERENCE)
     assert lo < 0 < hi  # the case is what it claims: the interval spans 0
     v = f11.position_verdict(UP, ONE_SIDED)
-    assert v.outcome == "gspo_like"
-    assert v.label.endswith("− GSPO: direction consistent (5/5 < 0), size unresolved)")
+    assert v.outcome == "gspo_like" and "not shown above or below GSPO" in v.label
+    assert re.search(r"− GSPO -0\.092 \[\S+, \S+\] \(n = 5; 5/5 < 0\)", str(v)), str(v)
     v = f11.position_verdict(ONE_SIDED, DOWN)
-    assert v.outcome == "grpo_like" and "− GRPO: direction consistent (5/5 < 0)" in v.label
+    assert v.outcome == "grpo_like" and re.search(r"− GRPO \S+ \[\S+, \S+\] \(n = 5; 5/5 < 0\)", str(v))
     v = f11.position_verdict(MIXED, ONE_SIDED)
-    assert v.outcome == "unresolved" and "− GSPO: direction consistent" in v.label and "− GRPO" not in v.label
-    assert f11.position_verdict(UP, MIXED).label == f11.POSITION.outcomes["gspo_like"]  # mixed signs: no note
+    assert v.outcome == "unresolved" and "(n = 5; 3/5 > 0); − GSPO" in str(v) and "5/5 < 0" in str(v)
 
 
 @pytest.mark.parametrize(

@@ -55,6 +55,7 @@ import gspo_record.f11.successors as f11_successors  # isort: skip
 from gspo_lab.experiments.stats import interval_sign  # isort: skip
 import gspo_record.page  # noqa: F401  # isort: skip  (every rule registered)
 import gspo_record.rules as rules  # isort: skip
+from gspo_record.statements import Count  # isort: skip
 
 # --- the broken pieces ------------------------------------------------------------------------------------------
 
@@ -402,6 +403,13 @@ def collapse_class_survivors(k: int, n: int) -> str:
     return rules.collapse_class(n - k, n)
 
 
+def collapsed_survivors(k: int, n: int):
+    """The shared collapse count made of the runs that survived (the collapsed column read the wrong way round)."""
+    from gspo_record.f2.collapse import Count
+
+    return Count(n - k, n, rules.COLLAPSES_AT_LEAST, rules.STABLE_AT_MOST)
+
+
 def collapse_class_strict(k: int, n: int) -> str:
     """The declared ">= 4 of 5" and "<= 1 of 5" written as strict inequalities."""
     if k > rules.COLLAPSES_AT_LEAST * n / 5:
@@ -452,20 +460,23 @@ def bootstrap_without_resampling(values, bounds=None):
     return m, m
 
 
-def position_before_issue_35(d_grpo, d_gspo) -> str:
+def position_before_issue_35(d_grpo: str, d_gspo: str) -> str:
     """f11.position as read until issue 35: "like GRPO" checked before "below GRPO", so an objective below both read
-    "like GRPO (below GSPO, not shown above GRPO)" beside an interval below GRPO."""
-    from gspo_lab.experiments.endpoint_range import DIFFERENCE
-    from gspo_lab.experiments.stats import declared_t_sign
-
-    above_grpo, vs_gspo = declared_t_sign(d_grpo, DIFFERENCE), declared_t_sign(d_gspo, DIFFERENCE)
-    if vs_gspo > 0:
+    "like GRPO (below GSPO, not shown above GRPO)" beside an interval below GRPO (on the intervals' outcomes)."""
+    if d_gspo == "above":
         return "above_gspo"
-    if above_grpo > 0:
-        return "gspo_like" if vs_gspo == 0 else "between"
-    if vs_gspo < 0:
+    if d_grpo == "above":
+        return "gspo_like" if d_gspo == "none" else "between"
+    if d_gspo == "below":
         return "grpo_like"
-    return "below_grpo" if above_grpo < 0 else "unresolved"
+    return "below_grpo" if d_grpo == "below" else "unresolved"
+
+
+def version_3_interval(values, bounds=None) -> tuple[float, float]:
+    """Stats version 3's bootstrap-t interval in place of the page's on the declared range (see version_3_sign)."""
+    from gspo_lab.experiments.stats import bootstrap_t_ci
+
+    return bootstrap_t_ci(list(values))
 
 
 def version_3_sign(values, bounds=None) -> int:
@@ -624,7 +635,7 @@ RULE_MUTANTS += [
           '"does not collapse" as 0/5 in one place and <= 1/5 in another'),
     _rule("f2.collapse", "GRPO 5/5, GSPO 1/5 (the target needs 0)", "gspo_record.f2.collapse.TARGET_GSPO_AT_MOST",
           _same(1), "the target's GSPO bound loosened from 0 to 1 of 5"),
-    _rule("f2.dense", "4/5", "gspo_record.f2.collapse.collapse_class", _same(collapse_class_survivors),
+    _rule("f2.dense", "4/5", "gspo_record.f2.collapse.collapsed", _same(collapsed_survivors),
           "the collapsed column read as the surviving runs"),
     _rule("f2.search", "clip 1, M 16", "gspo_record.f2.search.TARGET_MAX_MINIBATCHES", _same(16),
           "the target setting's M <= 8 widened to 16"),
@@ -740,7 +751,7 @@ RULE_MUTANTS += [
     _rule("f10t.account", "mixed, GSPO keeps its lead", "gspo_record.f10.ten.account_verdict",
           _same(account_two_by_two_only), "content read from the 2×2 alone (skip vs shrink and relative caps ignored)"),
     _rule("f11.position", "t interval across 0 where the bootstrap's is above",
-          "gspo_record.f11.successors.declared_t_sign", _same(version_3_sign),
+          "gspo_record.f11.successors.declared_t_interval", _same(version_3_interval),
           "version 3's bootstrap-t instead of the page's interval on the declared range"),
     _rule("f11b.position", "above GRPO, below GSPO", "gspo_record.f11.successors.position_outcome",
           _same(lambda d_grpo, d_gspo: "gspo_like"), "GSPO's side never read (every lift over GRPO 'like GSPO')"),
@@ -774,8 +785,8 @@ RULE_MUTANTS += [
     _rule("f10z.reversible", "halfway back", "gspo_record.f10.revert.reversible_verdict",
           lambda original: functools.wraps(original)(lambda lift, gap: original(lift, gap * 0)),
           "the gap to the level before the collapse ignored (any lift reads as reversed)"),
-    _rule("f2t.ten", "GRPO 7/10, GSPO 0/10", "gspo_record.f2.ten._class",
-          _same(lambda k, n: "high" if k >= 0.7 * n else "low" if k <= 0.2 * n else "mid"),
+    _rule("f2t.ten", "GRPO 7/10, GSPO 0/10", "gspo_record.f2.ten._count",
+          _same(lambda k, n: Count(k, n, 7, 2, per=10)),
           "'collapses' loosened from 4n/5 to 7n/10 (7 of 10 would read as a separation)"),
     _rule("f11d.confirm", "below GRPO on fresh seeds", "gspo_record.f11.successors._CONFIRMS",
           _same({**f11_successors._CONFIRMS, "below_grpo": "unresolved"}),

@@ -14,16 +14,20 @@ marked *fragile*.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
 import gspo_record.f11.regimes as regimes
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
-from gspo_lab.experiments.stats import declared_t_sign, paired_diff
+from gspo_lab.experiments.stats import declared_t_interval, paired_diff
+from gspo_record.f11.plots import plot_positions
 from gspo_record.f11.regimes import SPEC, SPEC_B, SPEC_B_DENSE, SPEC_D, runs
 from gspo_record.fmt import arm_cell, diff_cell, robustness
-from gspo_record.rules import PENDING, Rule, consistent, consistent_label, register
+from gspo_record.joint import Joint, combination
+from gspo_record.rules import PENDING, Rule, register
+from gspo_record.statements import Interval
 from gspo_record.tables import progress, spec
 
 __all__ = [
@@ -37,7 +41,6 @@ __all__ = [
     "CONFIRM",
     "confirm_verdict",
     "runs",
-    "plot_positions",
     "section",
 ]
 
@@ -110,49 +113,55 @@ def confirm_verdict(position_verdict):
     return CONFIRM.verdict(_CONFIRMS[position_verdict.outcome], position_verdict.provisional)
 
 
-def position_outcome(d_grpo, d_gspo) -> str:
-    """The outcome of ``f11.position`` for the paired differences (objective − GRPO, objective − GSPO) per seed;
-    PENDING without both. The declared conditions of "like GRPO" (d_GRPO not above 0, d_GSPO below 0) and "below
-    GRPO" (d_GRPO below 0) overlap where both lie below 0; there the outcome is "below GRPO", what the intervals show
-    (until issue 35 the first listed, "like GRPO", was printed beside an interval below GRPO). f11d.confirm counts
-    both alike, so its outcomes do not change."""
-    if len(d_grpo) == 0 or len(d_gspo) == 0:
-        return PENDING
-    above_grpo, vs_gspo = declared_t_sign(d_grpo, DIFFERENCE), declared_t_sign(d_gspo, DIFFERENCE)
-    if vs_gspo > 0:
+def position_outcome(d_grpo: str, d_gspo: str) -> str:
+    """The outcome of ``f11.position`` from the outcomes of the paired differences' intervals (objective − GRPO,
+    objective − GSPO: "above" / "below" / "none"). The declared conditions of "like GRPO" (d_GRPO not above 0, d_GSPO
+    below 0) and "below GRPO" (d_GRPO below 0) overlap where both lie below 0; there the outcome is "below GRPO",
+    what the intervals show (until issue 35 the first listed, "like GRPO", was printed beside an interval below
+    GRPO). f11d.confirm counts both alike, so its outcomes do not change."""
+    if d_gspo == "above":
         return "above_gspo"
-    if above_grpo > 0:
-        return "gspo_like" if vs_gspo == 0 else "between"
-    if above_grpo < 0:
+    if d_grpo == "above":
+        return "gspo_like" if d_gspo == "none" else "between"
+    if d_grpo == "below":
         return "below_grpo"
-    if vs_gspo < 0:
-        return "grpo_like"
-    return "unresolved"
+    return "grpo_like" if d_gspo == "below" else "unresolved"
 
 
-def position_verdict(d_grpo, d_gspo, rule: Rule = POSITION):
-    """Rule ``f11.position`` (or ``f11b.position``) on the paired differences (objective − GRPO, objective − GSPO).
-    Where the label says a difference was not shown and all of its >= 5 per-seed values share a sign, the label says
-    so: "like GSPO (above GRPO; not shown above or below GSPO; − GSPO: direction consistent (5/5 < 0), size
-    unresolved)" (issue 35); the outcome key is unchanged."""
-    verdict = rule.verdict(position_outcome(d_grpo, d_gspo))
-    unshown = {"gspo_like": [("GSPO", d_gspo)], "grpo_like": [("GRPO", d_grpo)],
-               "unresolved": [("GRPO", d_grpo), ("GSPO", d_gspo)]}.get(verdict.outcome, [])  # fmt: skip
-    notes = [f"− {name}: {consistent_label(count)}" for name, d in unshown if (count := consistent(d))]
-    return replace(verdict, label=f"{verdict.label[:-1]}; {'; '.join(notes)})") if notes else verdict
+@combination("f11.position", tuple(POSITION.outcomes), ("− GRPO", "− GSPO"),
+             shown=tuple(o for o in POSITION.outcomes if o != "unresolved"))  # fmt: skip
+def _position(o: dict) -> str:
+    return position_outcome(o["− GRPO"], o["− GSPO"])  # looked up when called: a mutant of it is what is read
 
 
-def position(table: pd.DataFrame, objective: str, metric: str = "late_acc", rule: Rule = POSITION):
+def difference(values) -> Interval:
+    """A paired per-seed difference with the interval its spec declared (Student-t, on the page's range-respecting
+    form from stats version 4: :func:`~gspo_lab.experiments.stats.declared_t_interval`)."""
+    return Interval.of(values, lambda x: declared_t_interval(x, DIFFERENCE), bounds=DIFFERENCE)
+
+
+def position_verdict(d_grpo, d_gspo, rule: Rule = POSITION, id: str = ""):
+    """Rule ``f11.position`` (or one that reads it: ``f11b.position``, ``f11e.dose``, ``f11f.arm``) on the paired
+    differences (objective − GRPO, objective − GSPO): statement ``id`` (the rule's name by default), whose number
+    prints both intervals with their sign counts; pending without two seeds of each."""
+    if min(sum(v == v for v in d) for d in (d_grpo, d_gspo)) < 2:
+        return rule.verdict(PENDING)
+    number = Joint("f11.position", (("− GRPO", difference(d_grpo)), ("− GSPO", difference(d_gspo))))
+    return rule.state(id or rule.name, "where does the successor's late accuracy sit against GRPO's and GSPO's?",
+                      number)  # fmt: skip
+
+
+def position(table: pd.DataFrame, objective: str, metric: str = "late_acc", rule: Rule = POSITION, id: str = ""):
     """The position rule for ``objective`` on one model's runs (``arm_id`` = objective, with grpo and gspo)."""
     d_grpo = paired_diff(table, objective, "grpo", metric)
     d_gspo = paired_diff(table, objective, "gspo", metric)
-    return position_verdict(d_grpo, d_gspo, rule)
+    return position_verdict(d_grpo, d_gspo, rule, id)
 
 
-def robust_position(table: pd.DataFrame, objective: str, rule: Rule = POSITION) -> tuple:
+def robust_position(table: pd.DataFrame, objective: str, rule: Rule = POSITION, id: str = "") -> tuple:
     """(verdict, flips): the verdict on the primary endpoint, and each declared re-reading under which it changes —
     every seed left out in turn, the secondary endpoint, the final evaluation alone. Fragile when ``flips``."""
-    verdict = position(table, objective, rule=rule)
+    verdict = position(table, objective, rule=rule, id=id)
     if verdict.outcome == PENDING:
         return verdict, []
     flips = []
@@ -183,10 +192,10 @@ def _rows(table: pd.DataFrame, rule: Rule = POSITION) -> tuple[list, list]:
             collapsed = regimes.collapse_cell(int(g["collapsed"].sum()), len(g), *against)
             cells = [model, arm, arm_cell(g["late_acc"]), collapsed]
             if arm in SUCCESSORS:
-                verdict, flips = robust_position(m, arm, rule)
+                verdict, flips = robust_position(m, arm, rule, f"{rule.name}.{arm}.{model}")
                 d_grpo, d_gspo = (paired_diff(m, arm, base, "late_acc") for base in ("grpo", "gspo"))
                 fragile = robustness(flips)
-                cells += [diff_cell(d_grpo), diff_cell(d_gspo), str(verdict), fragile]
+                cells += [diff_cell(d_grpo), diff_cell(d_gspo), verdict.short, fragile]
                 verdicts.append(
                     {
                         "model": model,
@@ -200,30 +209,6 @@ def _rows(table: pd.DataFrame, rule: Rule = POSITION) -> tuple[list, list]:
                 cells += ["—", "—", f"baseline (`{g['source'].iloc[0]}`)", "—"]
             rows.append(cells)
     return rows, verdicts
-
-
-def plot_positions(data: pd.DataFrame):
-    """Late held-out accuracy per run (dots) and per arm (bar: mean), one panel per model."""
-    from matplotlib.figure import Figure
-
-    from gspo_lab.plots import color, label
-
-    models = list(dict.fromkeys(data["model"]))
-    fig = Figure(figsize=(5.2 * max(len(models), 1), 3.4))
-    axes = fig.subplots(1, max(len(models), 1), squeeze=False)
-    for ax, model in zip(axes[0], models, strict=False):
-        m = data[data["model"] == model]
-        arms = [a for a in ("grpo", "gspo", *SUCCESSORS) if a in set(m["arm_id"])]
-        for i, arm in enumerate(arms):
-            v = m.loc[m["arm_id"] == arm, "late_acc"]
-            ax.bar(i, v.mean(), color=color(arm), alpha=0.35, width=0.7)
-            ax.plot([i] * len(v), v, "o", color=color(arm), ms=4)
-        ax.set_xticks(range(len(arms)), [label(a) for a in arms], rotation=30, ha="right")
-        ax.set_ylim(0, 1)
-        ax.set_title(f"{model}: late held-out accuracy (rollouts 40-80)")
-        ax.set_ylabel("exact-match accuracy")
-    fig.tight_layout()
-    return fig
 
 
 def _described(table: pd.DataFrame, names: tuple[str, ...], arms: tuple[str, ...]) -> dict:
@@ -255,7 +240,8 @@ def _regime(names: tuple[str, ...], rule: Rule, figure: str) -> tuple[dict, dict
         ],  # fmt: skip
     }
     data = table[["model", "arm_id", "seed", "late_acc"]].sort_values(["model", "arm_id", "seed"])
-    figures = {figure: (data.reset_index(drop=True), plot_positions)} if len(rows) else {}
+    plot = partial(plot_positions, arms=("grpo", "gspo", *SUCCESSORS))
+    figures = {figure: (data.reset_index(drop=True), plot)} if len(rows) else {}
     return ctx, figures
 
 
@@ -268,11 +254,11 @@ def _confirm() -> dict:
         g = table[table["arm_id"] == objective]
         if g.empty:
             continue
-        position, flips = robust_position(table, objective, POSITION_B)
+        position, flips = robust_position(table, objective, POSITION_B, f"f11d.position.{objective}")
         verdict = confirm_verdict(position)
         counts = regimes.collapse_cell(int(g["collapsed"].sum()), len(g), int(grpo.sum()), len(grpo))
         diffs = [diff_cell(paired_diff(table, objective, base, "late_acc")) for base in ("grpo", "gspo")]
-        rows.append([objective, arm_cell(g["late_acc"]), counts, *diffs, str(position), str(verdict),
+        rows.append([objective, arm_cell(g["late_acc"]), counts, *diffs, position.short, str(verdict),
                      robustness(flips)])  # fmt: skip
         verdicts.append({"objective": objective, "verdict": verdict, "fragile": bool(flips),
                          "sure": "fragile" if flips else "robust"})  # fmt: skip

@@ -17,16 +17,16 @@ import pandas as pd
 from gspo_lab.experiments.read import curves
 from gspo_lab.experiments.stats import rate_table
 from gspo_record.fmt import clip_label
+from gspo_record.joint import Joint, combination
 from gspo_record.rules import (
     COLLAPSES_AT_LEAST,
     PENDING,
     STABLE_AT_MOST,
     TARGET_GSPO_AT_MOST,
     Rule,
-    Verdict,
-    collapse_class,
     register,
 )
+from gspo_record.statements import Count
 from gspo_record.tables import F2, FIRST, arm_name, collapse_rows, declared, progress, spec
 
 __all__ = ["COLLAPSE", "DENSE", "collapse_verdict", "dense_verdict", "section", "dense_section"]
@@ -60,30 +60,45 @@ DENSE = register(
         declared="data/specs/f2_collapse_dense.toml, before its runs",
         marker="is not MoE-specific at this scale",
         specs=(FIRST["dense"], F2["dense"]),
+        reads={"at_least": "not_specific", "at_most": "specific", "between": "mixed"},
     )
 )
 
 
-def collapse_verdict(k_grpo: int, n_grpo: int, k_gspo: int, n_gspo: int, seeds_declared: int) -> Verdict:
-    """``f2.collapse`` on one clip level's collapsed counts (module docstring)."""
+@combination("f2.collapse", tuple(COLLAPSE.outcomes), ("GRPO", "GSPO", "_GSPO against none"), shown=("separates",))
+def _collapse(o: dict) -> str:
+    """GRPO collapses (>= 4/5) and GSPO in none: separates; both collapse; both stable (<= 1/5): neither; else mixed."""
+    if o["GRPO"] == "at_least" and o["_GSPO against none"] == "at_most":
+        return "separates"
+    if o["GRPO"] == o["GSPO"] == "at_least":
+        return "both"
+    return "neither" if o["GRPO"] == o["GSPO"] == "at_most" else "mixed"
+
+
+def collapsed(k: int, n: int) -> Count:
+    """k collapsed runs of n against the shared thresholds (>= 4 of 5 collapses, <= 1 of 5 stable, scaled to n)."""
+    return Count(k, n, COLLAPSES_AT_LEAST, STABLE_AT_MOST)
+
+
+def collapse_verdict(k_grpo: int, n_grpo: int, k_gspo: int, n_gspo: int, seeds_declared: int, id: str = "f2.collapse"):
+    """``f2.collapse`` on one clip level's collapsed counts (module docstring): statement ``id`` (a pending verdict
+    without runs)."""
     if not n_grpo or not n_gspo:
         return COLLAPSE.verdict(PENDING)
-    g, s = collapse_class(k_grpo, n_grpo), collapse_class(k_gspo, n_gspo)
-    if g == "collapses" and k_gspo <= TARGET_GSPO_AT_MOST * n_gspo / 5:
-        outcome = "separates"
-    elif g == s == "collapses":
-        outcome = "both"
-    elif g == s == "stable":
-        outcome = "neither"
-    else:
-        outcome = "mixed"
-    return COLLAPSE.verdict(outcome, "" if min(n_grpo, n_gspo) >= seeds_declared else "not all seeds finished")
+    none = Count(k_gspo, n_gspo, TARGET_GSPO_AT_MOST + 1, TARGET_GSPO_AT_MOST)  # GSPO in none of its runs
+    number = Joint("f2.collapse", (("GRPO", collapsed(k_grpo, n_grpo)), ("GSPO", collapsed(k_gspo, n_gspo)),
+                                   ("_GSPO against none", none)))  # fmt: skip
+    provisional = "" if min(n_grpo, n_gspo) >= seeds_declared else "not all seeds finished"
+    return COLLAPSE.state(id, "does GRPO collapse where GSPO does not?", number, provisional=provisional)
 
 
-def dense_verdict(k: int, n: int, seeds_declared: int) -> Verdict:
-    """``f2.dense`` on dense GRPO's collapsed count without grad clip (module docstring)."""
-    outcome = {"collapses": "not_specific", "stable": "specific", "between": "mixed"}.get(collapse_class(k, n), PENDING)
-    return DENSE.verdict(outcome, "" if n >= seeds_declared else f"{n} of {seeds_declared} seeds")
+def dense_verdict(k: int, n: int, seeds_declared: int, id: str = "f2.dense"):
+    """``f2.dense`` on dense GRPO's collapsed count without grad clip (module docstring): statement ``id``."""
+    if not n:
+        return DENSE.verdict(PENDING)
+    provisional = "" if n >= seeds_declared else f"{n} of {seeds_declared} seeds"
+    return DENSE.state(id, "does the dense twin's GRPO collapse without a grad-norm cap?", collapsed(k, n),
+                       provisional=provisional)  # fmt: skip
 
 
 def _with_arms(table: pd.DataFrame) -> pd.DataFrame:
@@ -99,7 +114,8 @@ def section() -> tuple[dict, dict]:
         if (clip, "GRPO") not in rates.index or (clip, "GSPO") not in rates.index:
             continue
         g, k = rates.loc[(clip, "GRPO")], rates.loc[(clip, "GSPO")]
-        v = collapse_verdict(int(g["k"]), int(g["n"]), int(k["k"]), int(k["n"]), len(s.confirm_seeds))
+        v = collapse_verdict(int(g["k"]), int(g["n"]), int(k["k"]), int(k["n"]), len(s.confirm_seeds),
+                             f"f2.collapse.{clip}")  # fmt: skip
         verdicts.append(
             {"clip": clip, "verdict": v, "grpo": f"{int(g['k'])}/{int(g['n'])}", "gspo": f"{int(k['k'])}/{int(k['n'])}"}
         )
@@ -131,6 +147,6 @@ def dense_section() -> tuple[dict, dict]:
         "rows": collapse_rows(table, with_expert=False),
         "k": k,
         "n": n,
-        "verdict": dense_verdict(k, n, len(s.confirm_seeds)),
+        "verdict": dense_verdict(k, n, len(s.confirm_seeds), "f2b.dense"),
     }
     return ctx, {}

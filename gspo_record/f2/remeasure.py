@@ -111,14 +111,24 @@ def verdict_rows(names: dict[str, str], flag: str = "collapsed") -> list[dict]:
     for model, m in t[t.source.isin([names["moe"], names["dense"]])].groupby("model", sort=False):
         for clip in ("off", "1"):
             arms = {o.upper(): m[(m.objective == o) & (m["clip"] == clip)] for o in ("grpo", "gspo")}
-            add("f2.collapse", f"{model}, grad clip {clip}", lambda *c: f2_collapse.collapse_verdict(*c, 5), arms)
+            add(
+                "f2.collapse",
+                f"{model}, grad clip {clip}",
+                lambda *c, i=f"f2f.{flag}.{model}.{clip}": f2_collapse.collapse_verdict(*c, 5, i),
+                arms,
+            )
     for model, m in t[t.source.isin([names["mechanism"], names["dose"]])].groupby("model", sort=False):
         for (objective, clip), r in f2_mechanism.INTERVENTIONS.items():
             arm = m[(m.objective == objective) & (m["clip"] == clip)]
             peak = arm["peak"].median()
             add(r.name, model, lambda k, n, r=r, p=peak: f2_mechanism.intervention_verdict(r, k, n, p, n), {"": arm})
     dense = t[(t.source == names["dense"]) & (t.objective == "grpo") & (t["clip"] == "off")]
-    add("f2.dense", "dense GRPO, grad clip off", lambda k, n: f2_collapse.dense_verdict(k, n, n), {"": dense})
+    add(
+        "f2.dense",
+        "dense GRPO, grad clip off",
+        lambda k, n: f2_collapse.dense_verdict(k, n, n, f"f2f.{flag}.dense"),
+        {"": dense},
+    )
     cand = declared(spec(names["candidate"]))
     if flag not in cand:
         cand = cand.assign(**{flag: cand["collapsed"]})

@@ -17,7 +17,9 @@ import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import declared_t_sign, paired_diff
 from gspo_record.fmt import clip_label, diff_cell, robustness
+from gspo_record.joint import Joint, combination
 from gspo_record.rules import PENDING, Rule, register
+from gspo_record.statements import Count
 from gspo_record.tables import F2, MODELS, declared, progress, spec, with_base
 
 __all__ = ["SPEC", "TEN", "ten_verdict", "robust_ten", "robust_gap", "runs", "section"]
@@ -43,29 +45,38 @@ TEN = register(
 )
 
 
-def _class(k: int, n: int) -> str:
-    return "high" if k >= TEN.thresholds["HIGH"] * n else "low" if k <= TEN.thresholds["LOW"] * n else "mid"
+@combination("f2t.ten", tuple(TEN.outcomes), ("GRPO", "GSPO"), shown=("separates",))
+def _ten(o: dict) -> str:
+    """GRPO >= 0.8 n and GSPO <= 0.2 n: separates; both <= 0.2 n: neither; both >= 0.8 n: both; else unclear."""
+    pair = (o["GRPO"], o["GSPO"])
+    return {("at_least", "at_most"): "separates", ("at_most", "at_most"): "neither",
+            ("at_least", "at_least"): "both"}.get(pair, "unclear")  # fmt: skip
 
 
-def ten_verdict(k_grpo: int, n_grpo: int, k_gspo: int, n_gspo: int, seeds: int = SEEDS):
-    """Rule ``f2t.ten`` on the pooled collapse counts (k collapsed of n runs per objective)."""
+def _count(k: int, n: int) -> Count:
+    """k of n against the rule's HIGH and LOW fractions (as of 10: >= 8, <= 2)."""
+    return Count(k, n, round(TEN.thresholds["HIGH"] * 10), round(TEN.thresholds["LOW"] * 10), per=10)
+
+
+def ten_verdict(k_grpo: int, n_grpo: int, k_gspo: int, n_gspo: int, seeds: int = SEEDS, id: str = "f2t.ten"):
+    """Rule ``f2t.ten`` on the pooled collapse counts (k collapsed of n runs per objective): statement ``id``."""
     if not n_grpo or not n_gspo:
         return TEN.verdict(PENDING)
-    outcome = {("high", "low"): "separates", ("low", "low"): "neither", ("high", "high"): "both"}.get(
-        (_class(k_grpo, n_grpo), _class(k_gspo, n_gspo)), "unclear"
-    )
+    number = Joint("f2t.ten", (("GRPO", _count(k_grpo, n_grpo)), ("GSPO", _count(k_gspo, n_gspo))))
     done = min(n_grpo, n_gspo)
-    return TEN.verdict(outcome, "" if done >= seeds else f"{done} of {seeds} seeds finished")
+    supersedes = ("f2.collapse.off",) if id == "f2t.ten.MoE" else ()  # five seeds of the same cells, within these ten
+    return TEN.state(id, "does GRPO collapse where GSPO does not, on ten seeds?", number, supersedes=supersedes,
+                     provisional="" if done >= seeds else f"{done} of {seeds} seeds finished")  # fmt: skip
 
 
-def _verdict(m: pd.DataFrame, column: str = "collapsed"):
+def _verdict(m: pd.DataFrame, column: str = "collapsed", id: str = "f2t.ten"):
     counts = {o: (int(m.loc[m.objective == o, column].sum()), int((m.objective == o).sum())) for o in ("grpo", "gspo")}
-    return ten_verdict(*counts["grpo"], *counts["gspo"])
+    return ten_verdict(*counts["grpo"], *counts["gspo"], id=id)
 
 
-def robust_ten(m: pd.DataFrame) -> tuple:
+def robust_ten(m: pd.DataFrame, id: str = "f2t.ten") -> tuple:
     """(verdict, flips) for one model's pooled runs: the declared re-readings under which the verdict changes."""
-    verdict = _verdict(m)
+    verdict = _verdict(m, id=id)
     if verdict.outcome == PENDING:
         return verdict, []
     flips = []
@@ -118,7 +129,7 @@ def section() -> tuple[dict, dict]:
     table = runs()
     rows, verdicts = [], []
     for model, m in table.groupby("model", sort=False):
-        verdict, flips = robust_ten(m)
+        verdict, flips = robust_ten(m, f"f2t.ten.{model}")
         count, first, again = (_counts(part) for part in (m, m[m["source"] != SPEC], m[m["source"] == SPEC]))
         diff = diff_cell(paired_diff(m, "gspo", "grpo", "late_acc"))
         sure = robustness(flips)
