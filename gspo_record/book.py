@@ -52,7 +52,11 @@ def _joint_consistent(number, outcome: str) -> bool:
         if len(said) != 1:
             return False
         parts[name] = said[0]
-    shown = outcome not in number.shown or any(o in _EXCLUDES_NULL for o in parts.values())
+    excludes = [
+        o in (part.shown if hasattr(part, "parts") else _EXCLUDES_NULL)
+        for (_, part), o in zip(number.parts, parts.values(), strict=True)
+    ]  # a joint part: an outcome its combination shows
+    shown = outcome not in number.shown or any(excludes)
     return COMBINES[number.combine].fn(parts) == outcome and shown
 
 

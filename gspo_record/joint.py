@@ -2,10 +2,10 @@
 
 Most of the book's rules read more than one number: ``f2.collapse`` reads GRPO's collapse count and GSPO's,
 ``f11.position`` a successor's paired difference against GRPO and against GSPO. A :class:`Joint` holds those numbers
-(each an :class:`~gspo_record.statements.Interval`, :class:`~gspo_record.statements.Count` or
-:class:`~gspo_record.statements.Boundaries`, whose outcome its own kind's function computes) and the name of the
-rule's :class:`Combination`, a function of the *parts' outcomes* only. So a joint outcome cannot contradict its
-numbers more than its parts can, the lint checks each part against its own number
+(each an :class:`~gspo_record.statements.Interval`, :class:`~gspo_record.statements.Count`,
+:class:`~gspo_record.statements.Boundaries` or a joint itself, whose outcome its own kind's function computes) and
+the name of the rule's :class:`Combination`, a function of the *parts' outcomes* only. So a joint outcome cannot
+contradict its numbers more than its parts can, the lint checks each part against its own number
 (:func:`gspo_record.book.consistent`), and a comparative word may only name an outcome the combination declares as
 resting on a part that excludes its null (``shown``).
 
@@ -71,9 +71,9 @@ class Joint:
         if names != COMBINES[self.combine].parts:
             raise StatementError(f"joint {self.combine}: parts must be {COMBINES[self.combine].parts}, got {names}")
         for name, part in self.parts:
-            if type(part) not in _PARTS:
-                raise StatementError(f"joint {self.combine}: part {name!r} must be an Interval, Count or Boundaries, "
-                                     f"got {type(part).__name__}")  # fmt: skip
+            if type(part) not in (*_PARTS, Joint):
+                raise StatementError(f"joint {self.combine}: part {name!r} must be an Interval, Count, Boundaries or "
+                                     f"Joint, got {type(part).__name__}")  # fmt: skip
 
     def part(self, name: str):
         return dict(self.parts)[name]
@@ -92,7 +92,8 @@ class Joint:
         return COMBINES[self.combine].shown
 
     def __str__(self) -> str:
-        return "; ".join(f"{name} {part}" for name, part in self.parts if not name.startswith("_"))
+        shown = ((name, f"({part})" if isinstance(part, Joint) else part) for name, part in self.parts)
+        return "; ".join(f"{name}: {part}" for name, part in shown if not name.startswith("_"))
 
 
 def joint_outcome(x: Joint) -> str:

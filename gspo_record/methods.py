@@ -26,6 +26,12 @@ RELABELLED = (
      "inconclusive (a gain past the margin)", "the words say which side of the margin the interval crossed"),
     ("f12.learning", "none, below the cold start", "learning nothing shown", "below the cold start",
      "an interval below the cold start's accuracy says so"),
+    ("f10.two_by_two, f10t.two_by_two, f10y.two_by_two", "size / content / neither",
+     "… no direction (norm) effect shown (with the null kind's sign counts)",
+     "… its direction (norm) not shown to [protect], beside all four effects",
+     "an effect shown below 0 is shown, not absent; the statement prints each effect's interval and sign count"),
+    ("f11.position and the rules that read it", "every outcome", "… − GSPO: direction consistent (5/5 < 0) …",
+     "the rule's words, beside both differences", "each difference prints its own interval and sign count"),
 )  # fmt: skip
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "majority",
     "consistent_label",
     "null_clause",
+    "null_words",
 ]
 
 #: of 5 seeds: an arm *collapses* at >= 4 collapsed runs and is *stable* at <= 1 (f2_mechanism.toml, declared before
@@ -71,6 +72,20 @@ def majority(values, null: float = 0.0) -> str:
 def consistent_label(count: str) -> str:
     """The words a null outcome prints when every seed shares a sign (``count`` from :func:`consistent`)."""
     return f"direction consistent ({count}), size unresolved"
+
+
+def null_words(rule: Rule, values, null: float = 0.0) -> dict[str, str]:
+    """The words :meth:`Rule.state` gives each statement outcome (through ``rule.reads``), the one read as the rule's
+    :attr:`~Rule.null` outcome qualified as :meth:`Rule.verdict` qualifies it for the per-seed ``values``: "direction
+    consistent (5/5 > 0), size unresolved" when they all share a side of ``null`` (issue 35)."""
+    words = {o: rule.outcomes[r] for o, r in rule.reads.items()}
+    count = consistent(values, null)
+    for o, r in rule.reads.items():
+        if r == rule.null and count:
+            words[o] = consistent_label(count)
+        elif r == rule.null and rule.null_count:
+            words[o] = f"{words[o]} ({rule.null_count} {majority(values, null)})"
+    return words
 
 
 def null_clause(what: str, values: list, below: int = 0) -> str:

@@ -17,10 +17,9 @@ A comparative word ("tolerates more lag", "higher") may only name an outcome who
 boundary's, which two margin readings give (the paired difference beside it says whether one arm lost more); a
 statement's ``words`` are checked against that when it is made (:func:`check_words`). The book of one build,
 supersession, prose's ``expect`` and the lint's own check of an outcome against its number
-(:func:`gspo_record.book.consistent`, written apart from :data:`OUTCOMES`): :mod:`gspo_record.book`.
-
-Supersession (item 2): a statement that asks the same question on more data (a longer ladder, ten seeds over five,
-endpoint v2 over v1) names the ids it supersedes.
+(:func:`gspo_record.book.consistent`, written apart from :data:`OUTCOMES`): :mod:`gspo_record.book`. Several numbers
+read together by a rule (two collapse counts, four effects): :mod:`gspo_record.joint`. Supersession (item 2): a
+statement that asks the same question on more data (ten seeds over five, endpoint v2 over v1) names what it supersedes.
 """
 
 from __future__ import annotations
@@ -296,5 +295,6 @@ class Statement:
         return f"{how}; fragile: {', '.join(self.flips)} changes it" if self.flips else how
 
     def __str__(self) -> str:
-        text = f"{self.label}, {self.number}{self.note}{self.mark}"
+        sep = " — " if hasattr(self.number, "parts") else ", "  # a joint's parts are named: "words — GRPO: 4/5 …"
+        text = f"{self.label}{sep}{self.number}{self.note}{self.mark}"
         return text + (f"; {self.secondary}" if self.secondary is not None else "")

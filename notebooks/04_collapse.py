@@ -146,10 +146,10 @@ from gspo_record.f4.replay import section as replay_section
 
 collapse, _ = collapse_section()
 for v in collapse["verdicts"]:
-    print(f"grad clip {v['clip']}: {v['verdict']} (GRPO {v['grpo']}, GSPO {v['gspo']})")
+    print(f"grad clip {v['clip']}: {v['verdict']}")
 replay, _ = replay_section()
 for v in replay["verdicts"]:
-    print(f"Routing Replay, grad clip {v['clip']}: {v['verdict']}{v['detail']}")
+    print(f"Routing Replay, grad clip {v['clip']}: {v['verdict']}")
 late = late_context()["rows"]
 display(pd.DataFrame(late, columns=["model", "arm", "minus", "late held-out acc., paired", "reading (f2r.late)"]))
 
@@ -262,7 +262,7 @@ warned = precursors["warns"]
 takeaway([
     f"One GRPO update at lr {routing_lr:g} changes {fmt(total['natural'])} of the MoE's top-k expert sets; Routing "
     f"Replay makes the ratio's forward reuse π_old's experts exactly ({fmt(total['replayed'])} changed). Whether that "
-    f"rescues GRPO: {replay_off['verdict']}{replay_off['detail']}.",
+    f"rescues GRPO: {replay_off['verdict']}.",
     f"Collapse, in the book's words: {glance('2')['verdict']} The live runs above are one seed each; the map over "
     "seeds is the evidence.",
     f"Alarm signals scored on {precursors['held_out']} runs they were not chosen on: "

@@ -60,11 +60,11 @@ def test_a_not_shown_difference_with_every_seed_on_one_side_says_so():
     assert lo < 0 < hi  # the case is what it claims: the interval spans 0
     v = f11.position_verdict(UP, ONE_SIDED)
     assert v.outcome == "gspo_like" and "not shown above or below GSPO" in v.label
-    assert re.search(r"− GSPO -0\.092 \[\S+, \S+\] \(n = 5; 5/5 < 0\)", str(v)), str(v)
+    assert re.search(r"− GSPO: -0\.092 \[\S+, \S+\] \(n = 5; 5/5 < 0\)", str(v)), str(v)
     v = f11.position_verdict(ONE_SIDED, DOWN)
-    assert v.outcome == "grpo_like" and re.search(r"− GRPO \S+ \[\S+, \S+\] \(n = 5; 5/5 < 0\)", str(v))
+    assert v.outcome == "grpo_like" and re.search(r"− GRPO: \S+ \[\S+, \S+\] \(n = 5; 5/5 < 0\)", str(v))
     v = f11.position_verdict(MIXED, ONE_SIDED)
-    assert v.outcome == "unresolved" and "(n = 5; 3/5 > 0); − GSPO" in str(v) and "5/5 < 0" in str(v)
+    assert v.outcome == "unresolved" and "(n = 5; 3/5 > 0); − GSPO:" in str(v) and "5/5 < 0" in str(v)
 
 
 @pytest.mark.parametrize(

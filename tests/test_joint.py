@@ -22,7 +22,7 @@ MIXED = pd.Series([0.04, -0.05, 0.03, -0.04, 0.01])
 def test_a_joint_prints_every_shown_part_beside_its_words():
     s = f2.collapse_verdict(5, 5, 0, 5, 5, "x")
     assert s.outcome == "separates"
-    assert str(s) == "GRPO collapses where GSPO does not, GRPO 5/5 [0.57, 1.00]; GSPO 0/5 [0.00, 0.43]"
+    assert str(s) == "GRPO collapses where GSPO does not — GRPO: 5/5 [0.57, 1.00]; GSPO: 0/5 [0.00, 0.43]"
     assert "against none" not in str(s)  # a part read on a second threshold is not printed twice
 
 

@@ -49,10 +49,8 @@ import gspo_record.f2.search as f2_search  # isort: skip
 import gspo_record.f2.remeasure as f2_remeasure  # isort: skip
 import gspo_record.f5.precision as f5_precision  # isort: skip
 import gspo_record.f9.precursors as f9_precursors  # isort: skip
-import gspo_record.f10.adam as f10_adam  # isort: skip
 import gspo_record.f10.why as f10_why  # isort: skip
 import gspo_record.f11.successors as f11_successors  # isort: skip
-from gspo_lab.experiments.stats import interval_sign  # isort: skip
 import gspo_record.page  # noqa: F401  # isort: skip  (every rule registered)
 import gspo_record.rules as rules  # isort: skip
 from gspo_record.statements import Count  # isort: skip
@@ -398,11 +396,6 @@ def sign_of_mean(values, bounds=None) -> int:
     return 0 if not values else int(np.sign(np.mean(values)))
 
 
-def collapse_class_survivors(k: int, n: int) -> str:
-    """The collapse class computed on the runs that survived (the collapsed column read the wrong way round)."""
-    return rules.collapse_class(n - k, n)
-
-
 def collapsed_survivors(k: int, n: int):
     """The shared collapse count made of the runs that survived (the collapsed column read the wrong way round)."""
     from gspo_record.f2.collapse import Count
@@ -494,22 +487,31 @@ def robust_by_rule_name(declared, two):
     return f2_remeasure.ROBUST.verdict("same" if declared.rule == two.rule else "flips")
 
 
-def two_by_two_any(diffs):
-    """The 2×2 read with *any* instead of *both* norm (direction) effects higher."""
-    higher = {k: interval_sign(d) > 0 for k, d in diffs.items()}
-    norm = any(v for k, v in higher.items() if k.startswith("norm"))
-    direction = any(v for k, v in higher.items() if k.startswith("direction"))
-    outcome = {(True, True): "both", (True, False): "size", (False, True): "content", (False, False): "neither"}
-    return f10_why.TWO_BY_TWO.verdict(outcome[(norm, direction)])
+def two_by_two_any(o: dict) -> str:
+    """The 2×2 read with *any* instead of *both* norm (direction) effects above 0 (on its effects' outcomes)."""
+    norm = any(v == "above" for k, v in o.items() if k.startswith("norm"))
+    direction = any(v == "above" for k, v in o.items() if k.startswith("direction"))
+    return {(True, True): "both", (True, False): "size", (False, True): "content", (False, False): "neither"}[
+        (norm, direction)
+    ]
 
 
-def account_two_by_two_only(two_by_two, skip_shrink, relative):
-    """f10.account reading content from the 2×2 alone."""
-    if rules.PENDING in (two_by_two.outcome, skip_shrink.outcome, relative.outcome):
-        return f10_why.ACCOUNT.verdict(rules.PENDING)
-    size, content = two_by_two.outcome in ("size", "both"), two_by_two.outcome in ("content", "both")
-    outcome = {(True, True): "both", (True, False): "size", (False, True): "content", (False, False): "neither"}
-    return f10_why.ACCOUNT.verdict(outcome[(size, content)])
+def account_two_by_two_only(two_by_two: str, skip_shrink: str, relative: str) -> str:
+    """f10.account reading content from the 2×2 alone (on its parts' outcomes)."""
+    size, content = two_by_two in ("size", "both"), two_by_two in ("content", "both")
+    return {(True, True): "both", (True, False): "size", (False, True): "content", (False, False): "neither"}[
+        (size, content)
+    ]
+
+
+#: an interval's outcome for the difference taken the other way round
+_OTHER_WAY = {"above": "below", "below": "above", "none": "none"}
+
+
+def mean_point(values, bounds=None) -> tuple[float, float]:
+    """The mean as its own interval: a difference read by the sign of its mean (no interval)."""
+    m = float(sum(values) / len(values))
+    return m, m
 
 
 def _rule_check(rule: str, what: str):
@@ -629,8 +631,8 @@ MUTANTS: list[Mutant] = [
 RULE_MUTANTS += [
     _rule("f1.clip_ratio", "ratios ~105", "gspo_record.f1.clipping.REPRODUCED_RATIO", _same(300.0),
           "the reproduced threshold typed as 300 instead of 30"),
-    _rule("f1.accuracy", "interval across 0", "gspo_record.f1.clipping.interval_sign", _same(sign_of_mean),
-          "the sign of the mean difference instead of its interval"),
+    _rule("f1.accuracy", "interval across 0", "gspo_record.f1.clipping.seed_interval",
+          _same(bootstrap_without_resampling), "an interval that is the mean twice (the sign of the mean decides)"),
     _rule("collapse.class", "1/5", "gspo_record.rules.STABLE_AT_MOST", _same(0),
           '"does not collapse" as 0/5 in one place and <= 1/5 in another'),
     _rule("f2.collapse", "GRPO 5/5, GSPO 1/5 (the target needs 0)", "gspo_record.f2.collapse.TARGET_GSPO_AT_MOST",
@@ -672,23 +674,22 @@ RULE_MUTANTS += [
           "'within a factor 2' widened to 10"),
     _rule("f3.factor", "overlapping intervals, higher mean", "gspo_record.f3.volatility.separation",
           _same(separation_by_means), "separation read from the means, not the intervals"),
-    _rule("f4.replay", "plain 5/5, R2 0/5", "gspo_record.f4.replay.collapse_class",
-          _same(collapse_class_survivors),
+    _rule("f4.replay", "plain 5/5, R2 0/5", "gspo_record.f4.replay.collapsed", _same(collapsed_survivors),
           "the collapsed column read as the surviving runs"),
     _rule("f5.premise", "the floor above ε too", "gspo_record.f5.precision.premise_verdict",
           _same(premise_without_floor), "the premise checked without the fp32 floor"),
     _rule("f5.claim", "GSPO far", "gspo_record.f5.precision.CLOSE_ACC", _same(0.5),
           "the declared 0.05 band typed as 0.5"),
-    _rule("f5.nonzero", "across 0", "gspo_record.f5.precision.interval_sign", _same(sign_of_mean),
-          "the sign of the mean difference instead of its interval"),
+    _rule("f5.nonzero", "across 0", "gspo_record.f5.precision.seed_interval", _same(bootstrap_without_resampling),
+          "an interval that is the mean twice (the sign of the mean decides)"),
     _rule("f5.confirm", "opposite sign on fresh seeds", "gspo_record.f5.precision.confirm_verdict",
           _same(confirm_any_sign), "a confirmation that ignores the sign"),
-    _rule("f6.above_one", "across 1", "gspo_record.f6.variance.interval_sign", _same(sign_of_mean),
+    _rule("f6.above_one", "across 1", "gspo_record.f6.variance.seed_interval", _same(mean_point),
           "the sign of the mean instead of the interval"),
     _rule("f6.grows", "noisy, slightly rising mean", "gspo_record.f6.variance.seed_trend",
           _same(trend_without_interval),
           "the slope's sign without its interval (as is_monotonic_increasing on means did)"),
-    _rule("f6b.above_one", "across 1", "gspo_record.f6.variance.interval_sign", _same(sign_of_mean),
+    _rule("f6b.above_one", "across 1", "gspo_record.f6.variance.seed_interval", _same(mean_point),
           "the sign of the mean instead of the interval"),
     _rule("f6b.grows", "noisy, slightly rising mean", "gspo_record.f6.variance.seed_trend",
           _same(trend_without_interval), "the slope's sign without its interval"),
@@ -696,7 +697,7 @@ RULE_MUTANTS += [
           _same(qualifies_at_the_shortest_length_only), "the criterion read at the shortest length only"),
     _rule("f6c.gap_grows", "noisy, slightly rising mean", "gspo_record.f6.variance.seed_trend",
           _same(trend_without_interval), "the slope's sign without its interval"),
-    _rule("f6c.gap", "across 0", "gspo_record.f6.stability.declared_t_sign", _same(sign_of_mean),
+    _rule("f6c.gap", "across 0", "gspo_record.f6.stability.declared_t_interval", _same(mean_point),
           "the sign of the mean difference instead of its interval"),
     _rule("f12a.regime", "a lag-0 collapse", "gspo_record.f12.lag._lag0",
           _same(lambda t: t[t["lag"] == t["lag"].max()]), "the regime read at the top lag instead of lag 0"),
@@ -718,11 +719,11 @@ RULE_MUTANTS += [
           _same(lambda v, b=None: (float(np.mean(v)),) * 2), "an interval that is the mean twice"),
     _rule("f12.ess", "4 failures", "gspo_record.f12.lag.ESS_MIN_EACH", _same(3),
           "scored with 3 failures instead of the declared minimum of 5"),
-    _rule("f6d.drift", "across 0", "gspo_record.f6.drift.declared_t_sign", _same(sign_of_mean),
+    _rule("f6d.drift", "across 0", "gspo_record.f6.drift.declared_t_interval", _same(mean_point),
           "the sign of the mean change instead of its interval"),
-    _rule("f6d.luspo", "across 0", "gspo_record.f6.drift.declared_t_sign", _same(sign_of_mean),
+    _rule("f6d.luspo", "across 0", "gspo_record.f6.drift.declared_t_interval", _same(mean_point),
           "the sign of the mean difference instead of its interval"),
-    _rule("f6.relvar_change", "across 0", "gspo_record.f6.variance.interval_sign", _same(sign_of_mean),
+    _rule("f6.relvar_change", "across 0", "gspo_record.f6.variance.seed_interval", _same(mean_point),
           "the sign of the mean difference instead of its interval"),
     _rule("f7.token_credit", "across 0, mean above 0", "gspo_record.f7.token_adv.seed_interval",
           _same(bootstrap_without_resampling), "an interval that is the mean twice"),
@@ -731,9 +732,9 @@ RULE_MUTANTS += [
           "skill read from the lower ends only (overlapping intervals called a warning)"),
     _rule("f9v2.skill", "warns at 95 % but not at the Bonferroni level", "gspo_record.f9.precursors.LEVEL_V2",
           _same(0.95), "the multiplicity correction dropped (each of the 4 signals read at 95 %)"),
-    _rule("f10.late", "across 0, mean above 0", "gspo_record.f10.why.interval_sign", _same(sign_of_mean),
+    _rule("f10.late", "across 0, mean above 0", "gspo_record.f10.two_by_two.page_interval", _same(mean_point),
           "the sign of the mean difference instead of its interval"),
-    _rule("f10.two_by_two", "one norm effect only", "gspo_record.f10.why.two_by_two_verdict",
+    _rule("f10.two_by_two", "one norm effect only", "gspo_record.f10.two_by_two.outcome",
           _same(two_by_two_any), "'both norm effects higher' read as 'any norm effect higher'"),
     _rule("f10.skip_shrink", "skip higher", "gspo_record.f10.why.skip_shrink_verdict",
           lambda original: functools.wraps(original)(lambda diff: original(-diff)),
@@ -746,9 +747,9 @@ RULE_MUTANTS += [
           "the cap alone minus dual-clip under it (the pair swapped)"),
     _rule("f10c.rel_gspo", "across 0, mean above 0", "gspo_record.f10.why.interval_sign", _same(sign_of_mean),
           "the sign of the mean difference instead of its interval"),
-    _rule("f10.account", "neither, GSPO keeps its lead", "gspo_record.f10.why.account_verdict",
+    _rule("f10.account", "neither, GSPO keeps its lead", "gspo_record.f10.why.account_outcome",
           _same(account_two_by_two_only), "content read from the 2×2 alone (skip vs shrink and relative caps ignored)"),
-    _rule("f10t.account", "mixed, GSPO keeps its lead", "gspo_record.f10.ten.account_verdict",
+    _rule("f10t.account", "mixed, GSPO keeps its lead", "gspo_record.f10.why.account_outcome",
           _same(account_two_by_two_only), "content read from the 2×2 alone (skip vs shrink and relative caps ignored)"),
     _rule("f11.position", "t interval across 0 where the bootstrap's is above",
           "gspo_record.f11.successors.declared_t_interval", _same(version_3_interval),
@@ -758,23 +759,23 @@ RULE_MUTANTS += [
     _rule("f11.position", "below GRPO and below GSPO", "gspo_record.f11.successors.position_outcome",
           _same(position_before_issue_35), "'like GRPO' read before 'below GRPO' (below both printed 'like GRPO')"),
     _rule("f10t.two_by_two", "t interval across 0 where the bootstrap's is above",
-          "gspo_record.f10.ten.declared_t",
-          _same(version_3_sign), "version 3's bootstrap-t instead of the page's interval on the declared range"),
+          "gspo_record.f10.ten.declared_interval",
+          _same(version_3_interval), "version 3's bootstrap-t instead of the page's interval on the declared range"),
     _rule("f10u.skip_shrink", "t interval across 0 where the bootstrap's is above",
-          "gspo_record.f10.ten.declared_t",
-          _same(version_3_sign), "version 3's bootstrap-t instead of the page's interval on the declared range"),
+          "gspo_record.f10.ten.declared_interval",
+          _same(version_3_interval), "version 3's bootstrap-t instead of the page's interval on the declared range"),
     _rule("f10v.dual_cap", "t interval across 0 where the bootstrap's is above",
-          "gspo_record.f10.dual.declared_t", _same(version_3_sign),
+          "gspo_record.f10.dual.declared_interval", _same(version_3_interval),
           "version 3's bootstrap-t instead of the page's interval on the declared range"),
-    _rule("f10w.arm", "like A, below SKIP", "gspo_record.f10.adam.declared_t_sign",
-          lambda original: functools.wraps(original)(lambda values, bounds=None: original(-values, bounds)),
+    _rule("f10w.arm", "like A, below SKIP", "gspo_record.f10.adam.arm_outcome",
+          lambda original: functools.wraps(original)(lambda plain, skip: original(_OTHER_WAY[plain], _OTHER_WAY[skip])),
           "the differences read the other way round (A − arm, SKIP − arm)"),
-    _rule("f10w.account", "STATE between, STEP and RESET protect", "gspo_record.f10.adam.account_verdict",
-          lambda original: functools.wraps(original)(lambda arms: original({**arms, "STATE": f10_adam.ARM.verdict(
-              "harms")})), "MOMENT read from STEP and RESET alone (STATE not required to harm)"),
+    _rule("f10w.account", "STATE between, STEP and RESET protect", "gspo_record.f10.adam.account_outcome",
+          lambda original: functools.wraps(original)(lambda o: original({**o, "STATE": "harms"})),
+          "MOMENT read from STEP and RESET alone (STATE not required to harm)"),
     _rule("f10y.two_by_two", "t interval across 0 where the bootstrap's is above",
-          "gspo_record.f10.sgd.declared_t",
-          _same(version_3_sign), "version 3's bootstrap-t instead of the page's interval on the declared range"),
+          "gspo_record.f10.sgd.declared_interval",
+          _same(version_3_interval), "version 3's bootstrap-t instead of the page's interval on the declared range"),
     _rule("f10z.branch", "t interval across 0 where the bootstrap's is above",
           "gspo_record.f10.branch.declared_t_sign",
           _same(version_3_sign), "version 3's bootstrap-t instead of the page's interval on the declared range"),
@@ -783,7 +784,7 @@ RULE_MUTANTS += [
               original(m.assign(seed=range(len(m))), arm, column))),
           "the pairing by seed lost (each run its own seed: no pair, as if unpaired)"),
     _rule("f10z.reversible", "halfway back", "gspo_record.f10.revert.reversible_verdict",
-          lambda original: functools.wraps(original)(lambda lift, gap: original(lift, gap * 0)),
+          lambda original: functools.wraps(original)(lambda lift, gap, *a: original(lift, gap * 0, *a)),
           "the gap to the level before the collapse ignored (any lift reads as reversed)"),
     _rule("f2t.ten", "GRPO 7/10, GSPO 0/10", "gspo_record.f2.ten._count",
           _same(lambda k, n: Count(k, n, 7, 2, per=10)),

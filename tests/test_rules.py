@@ -130,16 +130,27 @@ def _effects(*diffs):
     return dict(zip(f10.EFFECTS, diffs, strict=True))
 
 
+#: synthetic effects per 2×2 outcome (order of f10_why.EFFECTS) and per-seed differences per interval reading, for
+#: the accounts' cases: each is a statement of its rule made from numbers that give that outcome
+_TWO = {"size": (UP, UP, MIXED, MIXED), "content": (MIXED, MIXED, UP, UP), "both": (UP, UP, UP, UP),
+        "neither": (MIXED, DOWN, MIXED, MIXED), "mixed": (UP, MIXED, MIXED, MIXED)}  # fmt: skip
+_SIDE = {"higher": UP, "lower": DOWN, "none": MIXED, "pending": S([0.1])}  # one seed: pending
+
+
 def _account(two: str, skip: str, relative: str):
-    """f10.account on verdicts of f10.two_by_two, f10.skip_shrink and f10.relative with the given outcomes."""
-    return f10.account_verdict(
-        f10.TWO_BY_TWO.verdict(two), f10.SKIP_SHRINK.verdict(skip), f10.RELATIVE.verdict(relative)
-    )
+    """f10.account on statements of f10.two_by_two, f10.skip_shrink and f10.relative with the given outcomes."""
+    parts = (f10.two_by_two_verdict(_effects(*_TWO[two])), f10.skip_shrink_verdict(_SIDE[skip]),
+             f10.relative_verdict(_SIDE[relative]))  # fmt: skip
+    assert [p.outcome if p.outcome == rules.PENDING else p.rule_outcome for p in parts] == [two, skip, relative]
+    return f10.account_verdict(*parts)
 
 
 def _account_ten(two: str, skip: str, relative: str):
-    """f10t.account on verdicts of f10t.two_by_two, f10u.skip_shrink and f10.relative with the given outcomes."""
-    return f10t.ten_account_verdict(f10t.TEN.verdict(two), f10t.SKIP_TEN.verdict(skip), f10.RELATIVE.verdict(relative))
+    """f10t.account on statements of f10t.two_by_two, f10u.skip_shrink and f10.relative with the given outcomes."""
+    parts = (f10t.ten_verdict(_effects(*_TWO[two])), f10t.skip_ten_verdict(_SIDE[skip]),
+             f10.relative_verdict(_SIDE[relative]))  # fmt: skip
+    assert [p.outcome if p.outcome == rules.PENDING else p.rule_outcome for p in parts] == [two, skip, relative]
+    return f10t.ten_account_verdict(*parts)
 
 
 def _points(rows: list[tuple]) -> pd.DataFrame:
@@ -164,10 +175,16 @@ def _ten_seed_cases(arm: str, verdict) -> list[tuple]:
     ]
 
 
+#: synthetic (arm − A, arm − SKIP) per f10w.arm outcome
+_ARM = {"protects": (UP, MIXED), "harms": (MIXED, DOWN), "between": (MIXED, MIXED), "pending": (UP[:1], MIXED[:1])}
+
+
 def _adam(state: str, step: str, reset: str, random: str):
-    """``f10w.account`` on four arm outcomes (STATE, STEP, RESET, RANDOM)."""
+    """``f10w.account`` on four arm statements with these outcomes (STATE, STEP, RESET, RANDOM)."""
     outcomes = dict(zip(f10w.ARMS.values(), (state, step, reset, random), strict=True))
-    return f10w.account_verdict({arm: f10w.ARM.verdict(o) for arm, o in outcomes.items()})
+    arms = {arm: f10w.arm_verdict(*_ARM[o]) for arm, o in outcomes.items()}
+    assert {a: v.outcome for a, v in arms.items()} == outcomes
+    return f10w.account_verdict(arms)
 
 
 def _revert(branch_after, arm: str = "CAP10") -> pd.DataFrame:
@@ -913,7 +930,8 @@ def test_every_rule_is_declared_and_names_its_specs():
 def test_pending_and_provisional():
     assert f1.clip_ratio_verdict(S([], dtype=float), 5).outcome == rules.PENDING
     v = f1.clip_ratio_verdict(S([100.0, 110, 95]), 5)
-    assert v.outcome == "reproduced" and str(v) == "reproduced (provisional: 3 of 5 seeds finished)"
+    assert v.outcome == "reproduced" and v.label == "reproduced" and v.note == " (provisional: 3 of 5 seeds finished)"
+    assert str(v.number).startswith("GSPO ÷ GRPO") and str(v.number) in str(v) and str(v).endswith(v.note)
     with pytest.raises(ValueError, match="outcome must be one of"):
         f1.CLIP_RATIO.verdict("maybe")
     with pytest.raises(ValueError, match="declared twice"):
@@ -1050,42 +1068,35 @@ def _lint_row(label: str, *diffs) -> list:
 
 
 def test_two_by_two_null_part_carries_its_own_sign_counts():
-    """Issue 35: "size …; no direction effect shown" sat beside a norm effect 10/10 > 0 and read as if about it; the
-    null part now carries the direction effects' own counts, and says "direction consistent" where they all agree."""
+    """Issue 35: "size …; no direction effect shown" sat beside a norm effect 10/10 > 0 and read as if about it.
+    Since issue 48 the 2×2 is one statement: its words say which effects were shown to protect, and the number
+    printed beside them is each effect's own interval with its sign count, named."""
     size = f10t.ten_verdict(_effects(UP, UP, MIXED, MIXED_POS))
     assert size.outcome == "size"
-    assert (
-        size.label
-        == "size: GSPO's norms protect whichever direction they carry; no direction effect shown (3/5 > 0, 3/5 > 0)"
-    )
+    assert size.label == "size: GSPO's norms protect whichever direction they carry; its direction not shown to"
+    for name, values in zip(f10.EFFECTS, (UP, UP, MIXED, MIXED_POS), strict=True):
+        assert f"{name}: {size.number.part(name)}" in str(size) and size.number.part(name).n == len(values)
+    assert "(n = 5; 3/5 > 0)" in str(size.number.part("direction, at GSPO's norm (B − C)"))
     assert _lint_row(size.label, UP, UP, MIXED, MIXED_POS) == []
     edge = f10t.ten_verdict(_effects(UP, UP, EDGE, MIXED))  # one direction effect 5/5 > 0, its t interval across 0
-    assert edge.outcome == "size" and "no direction effect shown" not in edge.label
-    assert "direction effects unresolved by interval (5/5 > 0, 3/5 > 0: sign consistent in 1 of 2)" in edge.label
+    assert edge.outcome == "size" and "(n = 5; 5/5 > 0)" in str(edge.number.part("direction, at GSPO's norm (B − C)"))
     assert _lint_row(edge.label, UP, UP, EDGE, MIXED) == []
-    content = f10t.ten_verdict(_effects(MIXED, MIXED_POS, UP, UP))
-    assert content.label.endswith("; no norm effect shown (3/5 > 0, 3/5 > 0)")
 
 
 def test_two_by_two_neither_says_which_effects_share_a_sign():
     """Issue 35: the dense 5-seed f10y row read "neither: no norm or direction effect shown" beside norm effects
-    0.264 (5/5 > 0) and 0.301 (5/5 > 0)."""
+    0.264 (5/5 > 0) and 0.301 (5/5 > 0): the words now say what was not shown (to protect) and the four intervals
+    with their sign counts stand beside them; the lint that caught the old label passes the new one."""
     both_edge = f10y.sgd_verdict(_effects(EDGE, EDGE, MIXED, MIXED))
     assert both_edge.outcome == "neither"
-    assert both_edge.label == (
-        "neither shown by interval: norm effects direction consistent (5/5 > 0, 5/5 > 0), size unresolved; "
-        "no direction effect shown (3/5 > 0, 3/5 > 0)"
-    )
-    assert both_edge.label.split(":")[0] == "neither shown by interval"  # At a glance's short form
+    assert both_edge.label == "neither: neither GSPO's norm nor its direction shown to protect"
+    assert str(both_edge).count("(n = 5; 5/5 > 0)") == 2
     assert _lint_row(both_edge.label, EDGE, EDGE, MIXED, MIXED) == []
     old = "neither: no norm or direction effect shown"  # the label the lint caught
     assert len(_lint_row(old, EDGE, EDGE, MIXED, MIXED)) == 1
-    plain = f10y.sgd_verdict(_effects(MIXED, MIXED_POS, MIXED, MIXED_POS))
-    assert (
-        plain.label == "neither: no norm effect shown (3/5 > 0, 3/5 > 0); no direction effect shown (3/5 > 0, 3/5 > 0)"
-    )
-    lower = f10y.sgd_verdict(_effects(MIXED, MIXED_POS, MIXED, DOWN))  # not "higher", yet shown below 0: said so
-    assert lower.label.endswith("; direction effects: 1 of 2 below 0 by interval (3/5 > 0, 5/5 < 0)")
+    lower = f10y.sgd_verdict(_effects(MIXED, MIXED_POS, MIXED, DOWN))  # not "higher", yet shown below 0: printed
+    assert lower.outcome == "neither" and lower.number.outcomes["direction, at GRPO's norm (D − A)"] == "below"
+    assert "(n = 5; 5/5 < 0)" in str(lower) and "no direction effect" not in str(lower)
 
 
 def test_dual_clip_null_reads_no_effect_shown_with_its_count():
@@ -1098,16 +1109,17 @@ def test_dual_clip_null_reads_no_effect_shown_with_its_count():
 
 def test_adam_arm_labels_say_what_each_comparison_showed():
     """Issue 35: "protects like skipping" hid RANDOM's lead over SKIP (dense +0.130, 5/5 > 0); "harms like no
-    protection" claimed a harm where the arm sat at plain GRPO's level."""
+    protection" claimed a harm where the arm sat at plain GRPO's level. Since issue 48 an arm is one statement: the
+    rule's words beside both comparisons, each printed with its interval and sign count."""
     above_both = f10w.arm_verdict(UP, UP)
-    assert above_both.outcome == "protects" and above_both.label == "protects: above plain GRPO; above SKIP"
-    like_skip = f10w.arm_verdict(UP, MIXED)
-    assert like_skip.label == "protects: above plain GRPO; no difference from SKIP shown (3/5 > 0)"
+    assert above_both.outcome == "protects" and above_both.label == "protects: above plain GRPO, not below SKIP"
+    assert str(above_both).count("(n = 5; 5/5 > 0)") == 2 and "− SKIP: " in str(above_both)
     consistent_skip = f10w.arm_verdict(UP, EDGE)
-    assert consistent_skip.label.endswith("against SKIP direction consistent (5/5 > 0), size unresolved")
+    assert consistent_skip.number.outcomes["− SKIP"] == "none" and "− SKIP: " in str(consistent_skip)
+    assert str(consistent_skip.number.part("− SKIP")).endswith("(n = 5; 5/5 > 0)")
     state = f10w.arm_verdict(MIXED, DOWN)
-    assert state.outcome == "harms"
-    assert state.label == "no protection shown: no difference from plain GRPO shown (3/5 > 0); below SKIP"
+    assert state.outcome == "harms" and state.label == "no protection shown: below SKIP, not above plain GRPO"
+    assert "(n = 5; 3/5 > 0)" in str(state) and "(n = 5; 5/5 < 0)" in str(state)
     assert not any("like skipping" in w or "harms" in w for w in f10w.ARM.outcomes.values())
 
 

@@ -14,17 +14,17 @@ trains more efficiently".
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE, RATIO
 from gspo_lab.experiments.read import curves
-from gspo_lab.experiments.stats import interval_sign, paired_diff, paired_ratio
+from gspo_lab.experiments.stats import paired_diff, paired_ratio, seed_interval
 from gspo_lab.experiments.store import finished
 from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP
 from gspo_record.fmt import diff_cell, mean_ci, num, summary
-from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.joint import Joint, combination
+from gspo_record.rules import PENDING, Rule, null_words, register
+from gspo_record.statements import Interval
 from gspo_record.tables import progress, spec
 
 __all__ = ["CLIP_RATIO", "ACCURACY", "clip_ratio_verdict", "accuracy_verdict", "section", "eps_section", "HEADLINE"]
@@ -50,6 +50,15 @@ CLIP_RATIO = register(
 )
 
 
+@combination("f1.clip_ratio", tuple(CLIP_RATIO.outcomes), ("GSPO ÷ GRPO", "_against PARTLY_RATIO"),
+             shown=("reproduced", "partly"))  # fmt: skip
+def _clip_ratio(o: dict) -> str:
+    """The ratio's interval above REPRODUCED_RATIO: reproduced; above PARTLY_RATIO: partly; else not."""
+    if o["GSPO ÷ GRPO"] == "above":
+        return "reproduced"
+    return "partly" if o["_against PARTLY_RATIO"] == "above" else "not"
+
+
 ACCURACY = register(
     Rule(
         "f1.accuracy",
@@ -61,26 +70,32 @@ ACCURACY = register(
         marker="def accuracy_verdict(diff: pd.Series) -> Verdict",
         specs=("f1_clip_fractions",),
         post_hoc=True,
+        reads={"above": "higher", "below": "lower", "none": "none"},
     )
 )
 
 
-def accuracy_verdict(diff: pd.Series) -> Verdict:
-    """``f1.accuracy`` on the headline arm's per-seed differences GSPO − GRPO of final held-out accuracy."""
-    if len(diff) < 2:
+def accuracy_verdict(diff: pd.Series, id: str = "f1.accuracy"):
+    """``f1.accuracy`` on the headline arm's per-seed differences GSPO − GRPO of final held-out accuracy: statement
+    ``id``, the difference with the page's interval on its range; pending without two seeds."""
+    if sum(v == v for v in diff) < 2:
         return ACCURACY.verdict(PENDING)
-    return ACCURACY.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)], values=diff)
+    number = Interval.of(diff, lambda x: seed_interval(x, DIFFERENCE), bounds=DIFFERENCE)
+    return ACCURACY.state(id, "in the headline arm, does GSPO end above or below GRPO in final held-out accuracy?",
+                          number, words=null_words(ACCURACY, diff))  # fmt: skip
 
 
-def clip_ratio_verdict(ratios: pd.Series, seeds_declared: int) -> Verdict:
-    """``f1.clip_ratio`` on the per-seed ratios GSPO ÷ GRPO of the headline arm (module docstring)."""
-    if len(ratios) == 0:
+def clip_ratio_verdict(ratios: pd.Series, seeds_declared: int, id: str = "f1.clip_ratio"):
+    """``f1.clip_ratio`` on the per-seed ratios GSPO ÷ GRPO of the headline arm (module docstring): statement ``id``,
+    the ratio with the page's interval on its range, read against both thresholds; pending without two seeds."""
+    if sum(v == v for v in ratios) < 2:
         return CLIP_RATIO.verdict(PENDING)
-    r = summary(ratios, RATIO)
-    low = r["ci_low"] if math.isfinite(r["ci_low"]) else r["min"]
-    outcome = "reproduced" if low >= REPRODUCED_RATIO else ("partly" if low >= PARTLY_RATIO else "not")
+    ratio = [Interval.of(ratios, lambda x: seed_interval(x, RATIO), null=t, bounds=RATIO)
+             for t in (REPRODUCED_RATIO, PARTLY_RATIO)]  # fmt: skip
+    number = Joint("f1.clip_ratio", (("GSPO ÷ GRPO", ratio[0]), ("_against PARTLY_RATIO", ratio[1])))
     done = "" if len(ratios) >= seeds_declared else f"{len(ratios)} of {seeds_declared} seeds finished"
-    return CLIP_RATIO.verdict(outcome, done)
+    return CLIP_RATIO.state(id, "does GSPO clip at least the paper's order of magnitude more tokens than GRPO?",
+                            number, provisional=done)  # fmt: skip
 
 
 def _pair(table: pd.DataFrame, metric: str, where: dict) -> str:

@@ -17,16 +17,16 @@ again with each seed left out, on training-reward AUC and on the final evaluatio
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
-from gspo_lab.experiments.stats import declared_t_sign, paired_diff
+from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_record.f10.ten import paired_flips
 from gspo_record.f10.why import SPECS
 from gspo_record.fmt import diff_cell, num, robustness
-from gspo_record.rules import PENDING, Rule, Verdict, consistent, consistent_label, majority, register
+from gspo_record.joint import Joint, combination
+from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.statements import Interval
 from gspo_record.tables import progress, spec
 
 __all__ = ["SPEC", "ARMS", "ARM", "ACCOUNT", "arm_verdict", "account_verdict", "pool", "arm_diffs", "read_arm",
@@ -74,37 +74,47 @@ ACCOUNT = register(
 )
 
 
-def arm_verdict(vs_plain: pd.Series, vs_skip: pd.Series) -> Verdict:
-    """``f10w.arm`` on per-seed differences arm − A and arm − SKIP (pending below two paired seeds of either)."""
+def arm_outcome(plain: str, skip: str) -> str:
+    """``f10w.arm`` from its two intervals' outcomes (arm − A, arm − SKIP): *protects* above plain GRPO and not below
+    SKIP; *harms* below SKIP and not above plain GRPO; else *between*."""
+    if plain == "above" and skip != "below":
+        return "protects"
+    return "harms" if skip == "below" and plain != "above" else "between"
+
+
+def account_outcome(o: dict) -> str:
+    """``f10w.account`` from the four arms' outcomes (by arm name)."""
+    if o["STATE"] == "harms" and o["STEP"] == o["RESET"] == "protects":
+        return "moment"
+    return "content" if o["STEP"] == o["RESET"] == "harms" and o["RANDOM"] == "protects" else "neither"
+
+
+_ARM_PARTS = ("− plain GRPO", "− SKIP")
+combination("f10w.arm", tuple(ARM.outcomes), _ARM_PARTS, shown=("protects", "harms"))(
+    lambda o: arm_outcome(o[_ARM_PARTS[0]], o[_ARM_PARTS[1]])  # looked up when called: a mutant of it is read
+)
+combination("f10w.account", tuple(ACCOUNT.outcomes), tuple(ARMS.values()), shown=("moment", "content"))(
+    lambda o: account_outcome(o)  # noqa: PLW0108 - looked up when called
+)
+
+
+def arm_verdict(vs_plain: pd.Series, vs_skip: pd.Series, id: str = ""):
+    """``f10w.arm`` on per-seed differences arm − A and arm − SKIP (pending below two paired seeds of either): a joint
+    statement of the two declared Student-t intervals."""
     if min(len(vs_plain), len(vs_skip)) < 2:
         return ARM.verdict(PENDING)
-    plain, skip = declared_t_sign(vs_plain, DIFFERENCE), declared_t_sign(vs_skip, DIFFERENCE)
-    outcome = "protects" if plain == 1 and skip != -1 else "harms" if skip == -1 and plain != 1 else "between"
-    said = [_versus(d, sign, name) for d, sign, name in ((vs_plain, plain, "plain GRPO"), (vs_skip, skip, "SKIP"))]
-    return replace(ARM.verdict(outcome), label=f"{ARM.outcomes[outcome].split(':')[0]}: {'; '.join(said)}")
+    parts = tuple((name, Interval.of(d, lambda x: declared_t_interval(x, DIFFERENCE), bounds=DIFFERENCE))
+                  for name, d in zip(_ARM_PARTS, (vs_plain, vs_skip), strict=True))  # fmt: skip
+    return ARM.state(id or ARM.name, "does the arm protect GRPO's updates?", Joint("f10w.arm", parts))
 
 
-def _versus(diff: pd.Series, sign: int, name: str) -> str:
-    """What one comparison showed, in words with its sign count where no interval shows it (issue 35: "protects
-    like skipping" hid RANDOM's lead over SKIP)."""
-    if sign:
-        return f"{'above' if sign > 0 else 'below'} {name}"
-    if count := consistent(diff):
-        return f"against {name} {consistent_label(count)}"
-    return f"no difference from {name} shown ({majority(diff)})"
-
-
-def account_verdict(arms: dict[str, Verdict]) -> Verdict:
-    """``f10w.account`` on one model's arm verdicts (``{"STATE": Verdict, ...}``; pending while any is missing or
-    pending)."""
+def account_verdict(arms: dict, id: str = ""):
+    """``f10w.account`` on one model's arm statements (``{"STATE": statement, ...}``; pending while any is missing or
+    pending): a joint statement of the four arms' numbers."""
     if any(arms.get(a) is None or arms[a].outcome == PENDING for a in ARMS.values()):
         return ACCOUNT.verdict(PENDING)
-    is_ = {a: v.outcome for a, v in arms.items()}
-    if is_["STATE"] == "harms" and is_["STEP"] == is_["RESET"] == "protects":
-        return ACCOUNT.verdict("moment")
-    if is_["STEP"] == is_["RESET"] == "harms" and is_["RANDOM"] == "protects":
-        return ACCOUNT.verdict("content")
-    return ACCOUNT.verdict("neither")
+    number = Joint("f10w.account", tuple((a, arms[a].number) for a in ARMS.values()))
+    return ACCOUNT.state(id or ACCOUNT.name, "which account's pattern do the four arms show?", number)
 
 
 def pool(table: pd.DataFrame, model: str) -> pd.DataFrame:
@@ -125,9 +135,9 @@ def arm_diffs(m: pd.DataFrame, arm: str, column: str = "late_acc") -> tuple[pd.S
     return paired_diff(m, arm, "A", column), paired_diff(m, arm, "SKIP", column)
 
 
-def read_arm(m: pd.DataFrame, arm: str, column: str = "late_acc") -> Verdict:
-    """``f10w.arm`` for ``arm`` on pooled runs ``m`` (:func:`pool`), reading ``column``."""
-    return arm_verdict(*arm_diffs(m, arm, column))
+def read_arm(m: pd.DataFrame, arm: str, column: str = "late_acc", id: str = ""):
+    """``f10w.arm`` for ``arm`` on pooled runs ``m`` (:func:`pool`), reading ``column``: statement ``id``."""
+    return arm_verdict(*arm_diffs(m, arm, column), id)
 
 
 def account_diffs(m: pd.DataFrame, column: str = "late_acc") -> dict[str, tuple[pd.Series, pd.Series]]:
@@ -135,14 +145,14 @@ def account_diffs(m: pd.DataFrame, column: str = "late_acc") -> dict[str, tuple[
     return {a: arm_diffs(m, a, column) for a in ARMS.values()}
 
 
-def judge_account(diffs: dict[str, tuple[pd.Series, pd.Series]]) -> Verdict:
-    """``f10w.account`` on every arm's :func:`arm_diffs`."""
-    return account_verdict({arm: arm_verdict(*d) for arm, d in diffs.items()})  # "arm": where each is read
+def judge_account(diffs: dict[str, tuple[pd.Series, pd.Series]], id: str = ""):
+    """``f10w.account`` on every arm's :func:`arm_diffs`: statement ``id``."""
+    return account_verdict({arm: arm_verdict(*d) for arm, d in diffs.items()}, id)  # "arm": where each is read
 
 
-def read_account(m: pd.DataFrame, column: str = "late_acc") -> Verdict:
-    """``f10w.account`` on pooled runs ``m``, every arm read on ``column``."""
-    return judge_account(account_diffs(m, column))
+def read_account(m: pd.DataFrame, column: str = "late_acc", id: str = ""):
+    """``f10w.account`` on pooled runs ``m``, every arm read on ``column``: statement ``id``."""
+    return judge_account(account_diffs(m, column), id)
 
 
 def section(table: pd.DataFrame) -> dict:
@@ -160,14 +170,14 @@ def section(table: pd.DataFrame) -> dict:
             if arm in ("A", "SKIP"):
                 rows.append([model, arm, "—", "—", "(stored baseline)", "—", *counts])
                 continue
-            verdict = read_arm(m, arm)
+            verdict = read_arm(m, arm, id=f"f10w.arm.{model}.{arm}")
             flips = [] if verdict.outcome == PENDING else paired_flips(lambda r, c, a=arm: arm_diffs(r, a, c),
                                                                        lambda d: arm_verdict(*d), m,
                                                                        verdict.outcome, _word)  # fmt: skip
             diffs = [diff_cell(paired_diff(m, arm, base, "late_acc")) for base in ("A", "SKIP")]
-            rows.append([model, arm, *diffs, str(verdict), robustness(flips), *counts])
+            rows.append([model, arm, *diffs, verdict.short, robustness(flips), *counts])
             verdicts.append({"model": model, "arm": arm, "verdict": verdict, "sure": "fragile" if flips else "robust"})
-        account = read_account(m)
+        account = read_account(m, id=f"f10w.account.{model}")
         flips = [] if account.outcome == PENDING else paired_flips(account_diffs, judge_account, m, account.outcome,
                                                                    _word)  # fmt: skip
         accounts.append({"model": model, "verdict": account, "sure": "fragile" if flips else "robust", "flips": flips,

@@ -13,12 +13,15 @@ under the same rule and each arm's collapse count (endpoint v2); and what the sa
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.stats import paired_diff
 from gspo_record.f10.ten import robust_paired, ten_rule
-from gspo_record.f10.why import DUAL_CAP, SPECS, _signed, declared_t
+from gspo_record.f10.two_by_two import declared_interval
+from gspo_record.f10.why import DUAL_CAP, SPECS, _signed
 from gspo_record.fmt import diff_cell, robustness
 from gspo_record.tables import progress, spec
 
@@ -29,9 +32,9 @@ CAPS = ("30", "10")
 DUAL_TEN = ten_rule("f10v.dual_cap", DUAL_CAP, SPEC, "Rule f10v.dual_cap per model and cap, declared here")
 
 
-def dual_ten_verdict(diff: pd.Series):
-    """Rule ``f10v.dual_cap`` on per-seed DUAL − CAP differences (pending without two seeds)."""
-    return _signed(DUAL_TEN, diff, declared_t)
+def dual_ten_verdict(diff: pd.Series, id: str = "f10v.dual_cap"):
+    """Rule ``f10v.dual_cap`` on per-seed DUAL − CAP differences (pending without two seeds): statement ``id``."""
+    return _signed(DUAL_TEN, diff, declared_interval, id)
 
 
 def pool(table: pd.DataFrame, model: str, cap: str) -> pd.DataFrame:
@@ -48,10 +51,10 @@ def pool(table: pd.DataFrame, model: str, cap: str) -> pd.DataFrame:
     return runs.assign(arm_id=runs["arm_id"].map({dual: "DUAL", alone: "CAP"}))
 
 
-def robust_dual(runs: pd.DataFrame) -> tuple:
+def robust_dual(runs: pd.DataFrame, id: str = "f10v.dual_cap") -> tuple:
     """(verdict, flips, difference) on one model's pooled DUAL and CAP runs at one cap: the declared re-readings
-    (provisional below ten paired seeds)."""
-    return robust_paired(runs, "DUAL", "CAP", dual_ten_verdict)
+    (provisional below ten paired seeds); statement ``id``."""
+    return robust_paired(runs, "DUAL", "CAP", partial(dual_ten_verdict, id=id))
 
 
 def _counts(runs: pd.DataFrame) -> list[str]:
@@ -73,11 +76,13 @@ def section(table: pd.DataFrame) -> dict:
             runs = pool(table, model, cap)
             if not (runs["fresh"].any() and len(runs)):
                 continue
-            verdict, flips, diff = robust_dual(runs)
-            fresh = dual_ten_verdict(paired_diff(runs[runs["fresh"]], "DUAL", "CAP", "late_acc"))
+            verdict, flips, diff = robust_dual(runs, f"f10v.dual_cap.{model}.{cap}")
+            fresh = dual_ten_verdict(
+                paired_diff(runs[runs["fresh"]], "DUAL", "CAP", "late_acc"), f"f10v.fresh.{model}.{cap}"
+            )
             sure = robustness(flips)
             counts = _counts(runs)
-            rows.append([model, cap, diff_cell(diff), str(verdict), fresh.label, sure, *counts])
+            rows.append([model, cap, diff_cell(diff), verdict.short, fresh.label, sure, *counts])
             verdicts.append({"model": model, "cap": cap, "verdict": verdict, "sure": "fragile" if flips else "robust"})
             beside.append({"model": model, "cap": cap, **_beside(runs), "dual": counts[1], "alone": counts[3]})
     header = ["model", "cap", "dual-clip + cap − cap alone, seeds 10-14 + 60-64", "f10v.dual_cap", "fresh seeds alone",

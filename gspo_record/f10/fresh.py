@@ -53,7 +53,7 @@ def fresh(table: pd.DataFrame) -> list[list]:
             measure = lambda runs, column, arm=arm, base=base: paired_diff(runs, arm, base, column)  # noqa: E731
             flips = f10_ten.paired_flips(measure, rule, n, verdict.outcome)
             sure = robustness(flips)
-            rows.append([model, pair, f"{diff_cell(before)} ({seen})", diff_cell(fresh), str(verdict), sure])
+            rows.append([model, pair, f"{diff_cell(before)} ({seen})", diff_cell(fresh), verdict.short, sure])
     return rows
 
 

@@ -20,13 +20,15 @@ import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.spec import cell_key, cells
-from gspo_lab.experiments.stats import declared_t_sign, paired_diff
+from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_lab.experiments.store import load_result, result_path, results_dir, stored_files
 from gspo_lab.experiments.summary import endpoint_v2
 from gspo_record.f10.ten import reread_flips
 from gspo_record.facts import PrintedCount, record
 from gspo_record.fmt import diff_cell, robustness
-from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.joint import Joint, combination
+from gspo_record.rules import PENDING, Rule, consistent, consistent_label, majority, register
+from gspo_record.statements import Interval
 from gspo_record.tables import progress, spec
 
 __all__ = ["SPEC", "ARMS", "AFTER", "PRE", "REVERSIBLE", "arm_of", "endpoints", "runs", "reversible_verdict",
@@ -108,21 +110,39 @@ def runs() -> pd.DataFrame:
     return m
 
 
-def reversible_verdict(lift: pd.Series, gap: pd.Series) -> Verdict:
-    """``f10z.reversible`` on per-seed lift (branch after − trunk after) and gap (trunk pre − branch after)."""
-    if len(lift) < 2:
+def reversible_outcome(lift: str, gap: str) -> str:
+    """``f10z.reversible`` from its intervals' outcomes: *none* unless the lift lies above 0; then *partly* while the
+    gap to the level before the collapse lies above 0, else *reversed*."""
+    if lift != "above":
+        return "none"
+    return "partly" if gap == "above" else "reversed"
+
+
+combination("f10z.reversible", tuple(REVERSIBLE.outcomes), ("lift", "gap to before"), shown=("partly", "reversed"))(
+    lambda o: reversible_outcome(o["lift"], o["gap to before"])  # looked up when called: a mutant of it is read
+)
+
+
+def reversible_verdict(lift: pd.Series, gap: pd.Series, id: str = ""):
+    """``f10z.reversible`` on per-seed lift (branch after − trunk after) and gap (trunk pre − branch after): a joint
+    statement of their declared Student-t intervals (pending below two seeds of each)."""
+    if min(len(lift), len(gap)) < 2:
         return REVERSIBLE.verdict(PENDING)
-    if declared_t_sign(lift, DIFFERENCE) != 1:
-        return REVERSIBLE.verdict("none", values=lift)
-    return REVERSIBLE.verdict("partly" if declared_t_sign(gap, DIFFERENCE) == 1 else "reversed")
+    parts = tuple((name, Interval.of(d, lambda x: declared_t_interval(x, DIFFERENCE), bounds=DIFFERENCE))
+                  for name, d in (("lift", lift), ("gap to before", gap)))  # fmt: skip
+    words = dict(REVERSIBLE.outcomes)  # "no recovery shown" says so when every seed's lift shares a side (issue 35)
+    count = consistent(lift)
+    words["none"] = consistent_label(count) if count else f"{words['none']} (lift {majority(lift)})"
+    return REVERSIBLE.state(id or REVERSIBLE.name, "does the branch recover after the onset?",
+                            Joint("f10z.reversible", parts), words=words)  # fmt: skip
 
 
-def read(m: pd.DataFrame, arm: str, column: str = "late_acc") -> tuple[pd.Series, pd.Series, Verdict]:
+def read(m: pd.DataFrame, arm: str, column: str = "late_acc", id: str = "") -> tuple:
     """(lift, gap, verdict) of one arm under one reading (``column``: ``late_acc``, ``reward_auc``, ``eval_final``)."""
     lift = paired_diff(m, arm, "TRUNK", column)
     branch = m[m["arm_id"] == arm].set_index("seed")
     gap = (branch[_PRE_OF[column]] - branch[column]).reindex(lift.index).dropna()
-    return lift, gap, reversible_verdict(lift, gap)
+    return lift, gap, reversible_verdict(lift, gap, id)
 
 
 def reproduced() -> str:
@@ -147,11 +167,11 @@ def section() -> dict:
     m = runs()
     rows, verdicts = [], []
     for arm in ARMS:
-        lift, gap, verdict = read(m, arm)
+        lift, gap, verdict = read(m, arm, id=f"f10z.reversible.{arm}")
         flips = [] if verdict.outcome == PENDING else reread_flips(lambda r, c, a=arm: read(r, a, c)[2], m,
                                                                     verdict.outcome)  # fmt: skip
         sure = "—" if verdict.outcome == PENDING else robustness(flips)
-        rows.append([arm, diff_cell(lift, DIFFERENCE), diff_cell(gap, DIFFERENCE), str(verdict), sure,
+        rows.append([arm, diff_cell(lift, DIFFERENCE), diff_cell(gap, DIFFERENCE), verdict.short, sure,
                      _count(m, arm, f"10f table, {arm}, collapsed at 120")])  # fmt: skip
         verdicts.append({"arm": arm, "verdict": verdict})
     trunk = m[m["arm_id"] == "TRUNK"]

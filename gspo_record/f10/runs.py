@@ -137,8 +137,9 @@ def _two_by_two(table: pd.DataFrame) -> tuple[list, list, list]:
             rows.append(_arm_row(model, arm, g, mean_ci(summary(g["reward_auc"])), cos))
         diffs = effects(m)
         for name, diff in diffs.items():
-            effect_rows.append([model, name, diff_cell(diff), str(provisional(late_verdict(diff), m, EFFECTS[name]))])
-        verdicts.append({"model": model, "verdict": provisional(two_by_two_verdict(diffs), m, "ABCD")})
+            effect_rows.append([model, name, diff_cell(diff), provisional(late_verdict(diff), m, EFFECTS[name]).short])
+        verdict = two_by_two_verdict(diffs, id=f"f10.two_by_two.{model}")
+        verdicts.append({"model": model, "verdict": provisional(verdict, m, "ABCD")})
     return rows, effect_rows, verdicts
 
 
@@ -157,10 +158,10 @@ def _shrink_skip(table: pd.DataFrame) -> tuple[list, list, dict]:
             ("REL-GRPO", "A", late_verdict),
         ):
             diff = paired_diff(m, arm, base, "late_acc")
-            verdict = provisional(rule(diff), m, (arm, base))
+            verdict = provisional(rule(diff, id=f"f10.{arm}−{base}.{model}"), m, (arm, base))
             verdicts.setdefault(model, {})[arm] = verdict
             if len(diff):
-                comparisons.append([model, f"{ARMS[arm]} − {ARMS[base]}", diff_cell(diff), str(verdict)])
+                comparisons.append([model, f"{ARMS[arm]} − {ARMS[base]}", diff_cell(diff), verdict.short])
     return rows, comparisons, verdicts
 
 
@@ -173,7 +174,13 @@ def _accounts(ten: list[dict], skip_ten: list[dict], shrink: dict) -> list[dict]
     for v in ten:
         parts = [v["verdict"], skip.get(v["model"]), shrink.get(v["model"], {}).get("REL-GSPO")]
         if all(p is not None for p in parts):
-            out.append({"model": v["model"], "verdict": f10_ten.ten_account_verdict(*parts), "parts": parts})
+            out.append(
+                {
+                    "model": v["model"],
+                    "verdict": f10_ten.ten_account_verdict(*parts, id=f"f10t.account.{v['model']}"),
+                    "parts": parts,
+                }
+            )
     return out
 
 
@@ -200,7 +207,7 @@ def _onset(table: pd.DataFrame) -> tuple[list, list, list, pd.DataFrame]:
             diff = paired_diff(m, *arms, "late_acc")
             if len(diff):  # each arm's collapse count beside the difference (issue 22: both still collapse 2/5 at 30)
                 counts = [f"{int(g['collapsed'].sum())}/{len(g)}" for a in arms if len(g := m[m["arm_id"] == a])]
-                verdict = str(provisional(dual_cap_verdict(diff), m, arms))
+                verdict = provisional(dual_cap_verdict(diff), m, arms).short
                 duals.append([model, cap, *counts, diff_cell(diff), verdict])
     data = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
     return dose, classes, duals, data

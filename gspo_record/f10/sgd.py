@@ -13,10 +13,13 @@ over the five seeds.
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 
 from gspo_record.f10.ten import robust_ten
-from gspo_record.f10.why import EFFECTS, SPECS, TWO_BY_TWO, declared_t, effects, two_by_two_verdict
+from gspo_record.f10.two_by_two import declared_interval
+from gspo_record.f10.why import EFFECTS, SPECS, TWO_BY_TWO, effects, two_by_two_verdict
 from gspo_record.fmt import diff_cell, num, robustness
 from gspo_record.rules import Rule, register
 from gspo_record.tables import declared, progress, spec
@@ -66,9 +69,9 @@ def section() -> dict:
     return {"progress": progress(s, "search"), "rows": rows, "picks": picks, "header": header}
 
 
-def sgd_verdict(diffs: dict[str, pd.Series]):
-    """``f10y.two_by_two`` on the four effects' per-seed differences."""
-    return two_by_two_verdict(diffs, SGD_TWO, declared_t)
+def sgd_verdict(diffs: dict[str, pd.Series], id: str = "f10y.two_by_two"):
+    """``f10y.two_by_two`` on the four effects' per-seed differences: statement ``id``."""
+    return two_by_two_verdict(diffs, SGD_TWO, declared_interval, id)
 
 
 def two_by_two_section(table: pd.DataFrame) -> dict:
@@ -77,11 +80,12 @@ def two_by_two_section(table: pd.DataFrame) -> dict:
     rows, verdicts = [], []
     pool = table[table["source"] == SPECS["sgd_two"]]
     for model, m in pool.groupby("model", sort=False):
-        verdict, flips = robust_ten(m, sgd_verdict, len(spec(SPECS["sgd_two"]).confirm_seeds))
+        read = partial(sgd_verdict, id=f"f10y.two_by_two.{model}")
+        verdict, flips = robust_ten(m, read, len(spec(SPECS["sgd_two"]).confirm_seeds))
         counts = {a: f"{int(g['collapsed'].sum())}/{len(g)}" for a in "ABCD" for g in [m[m["arm_id"] == a]]}
         sure = robustness(flips)
         rows.append(
-            [model, *(diff_cell(d) for d in effects(m).values()), " / ".join(counts.values()), str(verdict), sure]
+            [model, *(diff_cell(d) for d in effects(m).values()), " / ".join(counts.values()), verdict.short, sure]
         )
         verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust",
                          "grpo_collapsed": counts["A"]})  # fmt: skip

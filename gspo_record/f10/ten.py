@@ -13,11 +13,13 @@ them is *fragile*. Beside it, the fresh seeds alone under the same rule.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import pandas as pd
 
 import gspo_lab.experiments.reading as reading
 from gspo_lab.experiments.stats import paired_diff
+from gspo_record.f10.two_by_two import declared_interval
 from gspo_record.f10.why import (
     ACCOUNT,
     EFFECTS,
@@ -26,12 +28,11 @@ from gspo_record.f10.why import (
     TWO_BY_TWO,
     _signed,
     account_verdict,
-    declared_t,
     effects,
     two_by_two_verdict,
 )
 from gspo_record.fmt import diff_cell, robustness
-from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.rules import PENDING, Rule, register
 from gspo_record.tables import progress, spec
 
 __all__ = [
@@ -58,15 +59,16 @@ def ten_rule(name: str, like: Rule, spec_name: str, marker: str) -> Rule:
     (a summary reading ``like`` beside it fails the referee lint)."""
     declared = f"data/specs/{spec_name}.toml, before its runs (Student-t interval, ten seeds)"
     return register(Rule(name, "10", dict(like.outcomes), {"LEVEL": 0.95}, declared, marker, specs=(spec_name,),
-                         null=like.null, null_count=like.null_count, supersedes=(like.name,)))  # fmt: skip
+                         null=like.null, null_count=like.null_count, supersedes=(like.name,),
+                         reads=like.reads))  # fmt: skip
 
 
 TEN = ten_rule("f10t.two_by_two", TWO_BY_TWO, SPECS["ten"], "Rule f10t.two_by_two per model, declared here")
 
 
-def ten_verdict(diffs: dict[str, pd.Series]):
-    """Rule ``f10t.two_by_two`` on the four effects' per-seed differences."""
-    return two_by_two_verdict(diffs, TEN, declared_t)
+def ten_verdict(diffs: dict[str, pd.Series], id: str = "f10t.two_by_two"):
+    """Rule ``f10t.two_by_two`` on the four effects' per-seed differences: statement ``id``."""
+    return two_by_two_verdict(diffs, TEN, declared_interval, id)
 
 
 def reread_flips(read, m: pd.DataFrame, outcome: str, name=lambda v: v.label) -> list[str]:
@@ -129,11 +131,11 @@ def section(table: pd.DataFrame) -> dict:
     rows, verdicts = [], []
     pool = table[table["source"].isin([SPECS["two"], SPECS["ten"]]) & table["arm_id"].isin(list("ABCD"))]
     for model, m in pool.groupby("model", sort=False):
-        verdict, flips = robust_ten(m)
-        fresh = ten_verdict(effects(m[m["source"] == SPECS["ten"]]))
+        verdict, flips = robust_ten(m, partial(ten_verdict, id=f"f10t.two_by_two.{model}"))
+        fresh = ten_verdict(effects(m[m["source"] == SPECS["ten"]]), f"f10t.fresh.{model}")
         cells = [diff_cell(d) for d in effects(m).values()]
         sure = robustness(flips)
-        rows.append([model, *cells, str(verdict), fresh.label.split(":")[0], sure])
+        rows.append([model, *cells, verdict.short, fresh.label.split(":")[0], sure])
         verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust"})
     header = ["model", *EFFECTS, "f10t.two_by_two (seeds 30-34 + 60-64)", "fresh seeds alone", "robustness"]
     return {"progress": progress(spec(SPECS["ten"])), "rows": rows, "verdicts": verdicts, "header": header}
@@ -144,9 +146,9 @@ SKIP_TEN = ten_rule(
 )
 
 
-def skip_ten_verdict(diff: pd.Series):
-    """Rule ``f10u.skip_shrink`` on per-seed SKIP − SHRINK differences (pending without two seeds)."""
-    return _signed(SKIP_TEN, diff, declared_t)
+def skip_ten_verdict(diff: pd.Series, id: str = "f10u.skip_shrink"):
+    """Rule ``f10u.skip_shrink`` on per-seed SKIP − SHRINK differences (pending without two seeds): statement ``id``."""
+    return _signed(SKIP_TEN, diff, declared_interval, id)
 
 
 def robust_paired(m: pd.DataFrame, arm: str, base: str, read) -> tuple:
@@ -163,10 +165,10 @@ def robust_paired(m: pd.DataFrame, arm: str, base: str, read) -> tuple:
     return verdict, flips, diff
 
 
-def robust_skip(m: pd.DataFrame) -> tuple:
+def robust_skip(m: pd.DataFrame, id: str = "f10u.skip_shrink") -> tuple:
     """(verdict, flips, difference) on one model's pooled SKIP and SHRINK runs: leave-one-seed-out, training-reward
-    AUC and the final evaluation alone, as declared."""
-    return robust_paired(m, "SKIP", "SHRINK", skip_ten_verdict)
+    AUC and the final evaluation alone, as declared; statement ``id``."""
+    return robust_paired(m, "SKIP", "SHRINK", partial(skip_ten_verdict, id=id))
 
 
 def skip_section(table: pd.DataFrame) -> dict:
@@ -175,8 +177,9 @@ def skip_section(table: pd.DataFrame) -> dict:
     sources = [SPECS["shrink"], SPECS["shrink_ten"]]
     pool = table[table["source"].isin(sources) & table["arm_id"].isin(["SKIP", "SHRINK"])]
     for model, m in pool.groupby("model", sort=False):
-        verdict, flips, diff = robust_skip(m)
-        fresh = skip_ten_verdict(paired_diff(m[m["source"] == SPECS["shrink_ten"]], "SKIP", "SHRINK", "late_acc"))
+        verdict, flips, diff = robust_skip(m, f"f10u.skip_shrink.{model}")
+        fresh_diff = paired_diff(m[m["source"] == SPECS["shrink_ten"]], "SKIP", "SHRINK", "late_acc")
+        fresh = skip_ten_verdict(fresh_diff, f"f10u.fresh.{model}")
         counts = [
             f"{int(g['collapsed'].sum())}/{len(g)}" for arm in ("SKIP", "SHRINK") for g in [m[m["arm_id"] == arm]]
         ]
@@ -185,7 +188,7 @@ def skip_section(table: pd.DataFrame) -> dict:
             f"{m[m['arm_id'] == 'SHRINK']['capped'].mean():.1%}",
         ]
         sure = robustness(flips)
-        rows.append([model, diff_cell(diff), str(verdict), fresh.label, sure, *counts, *shares])
+        rows.append([model, diff_cell(diff), verdict.short, fresh.label, sure, *counts, *shares])
         verdicts.append({"model": model, "verdict": verdict, "sure": "fragile" if flips else "robust"})
     header = ["model", "SKIP − SHRINK, seeds 30-34 + 60-64", "f10u.skip_shrink", "fresh seeds alone", "robustness",
               "collapsed, SKIP", "collapsed, SHRINK", "updates skipped", "updates capped"]  # fmt: skip
@@ -214,27 +217,21 @@ ACCOUNT_TEN = register(
 )
 
 
-def ten_account_verdict(two_by_two: Verdict, skip_shrink: Verdict, relative: Verdict) -> Verdict:
-    """``f10t.account`` (post hoc): ``f10.account``'s logic on the declared ten-seed readings where they exist —
-    ``f10t.two_by_two``, ``f10u.skip_shrink`` — and ``f10.relative`` (seeds 30-34; no ten-seed reading of it).
-    Supersedes ``f10.account``, which read the five-seed verdicts."""
-    with reading.inner():  # f10.account's logic, not a verdict of the page
-        outcome = account_verdict(two_by_two, skip_shrink, relative).outcome
-    verdict = ACCOUNT_TEN.verdict(outcome, "; ".join(v.provisional for v in (two_by_two, skip_shrink, relative)
-                                                     if v.provisional))  # fmt: skip
-    if outcome == PENDING:
-        return verdict
-    shows = [
-        words
-        for words, on in (
-            ("the 2×2", two_by_two.outcome in ("content", "both")),
-            ("skipping over shrinking", skip_shrink.outcome == "higher"),
-            ("GSPO's lead under equal relative caps", relative.outcome == "higher"),
-        )
-        if on
-    ]
-    word = ACCOUNT_TEN.outcomes[outcome].split(":")[0]  # what each part showed, not the account's absences (issue 35)
-    label = f"{word}, with the ten-seed 2×2 reading {two_by_two.outcome}: content shown by " + (
-        " and ".join(shows) or "none of the 2×2, skip vs shrink or equal relative caps"
-    )
-    return replace(verdict, label=label)
+def ten_account_verdict(two_by_two, skip_shrink, relative, id: str = "f10t.account"):
+    """``f10t.account`` (post hoc): ``f10.account``'s combination on the declared ten-seed readings where they exist —
+    ``f10t.two_by_two``, ``f10u.skip_shrink`` — and ``f10.relative`` (seeds 30-34; no ten-seed reading of it): a
+    joint statement of their numbers. Supersedes ``f10.account``, which read the five-seed verdicts. Its words say
+    what each part showed, not the account's absences (issue 35)."""
+    parts = (two_by_two, skip_shrink, relative)
+    if any(v.outcome == PENDING for v in parts):
+        return ACCOUNT_TEN.verdict(PENDING)
+    tests = (("the 2×2", two_by_two.outcome in ("content", "both")),
+             ("skipping over shrinking", skip_shrink.rule_outcome == "higher"),
+             ("GSPO's lead under equal relative caps", relative.rule_outcome == "higher"))  # fmt: skip
+    shows = [words for words, on in tests if on]
+    said = " and ".join(shows) or "none of the 2×2, skip vs shrink or equal relative caps"
+    words = {o: f"{text.split(':')[0]}, with the ten-seed 2×2 reading {two_by_two.outcome}: content shown by {said}"
+             for o, text in ACCOUNT_TEN.outcomes.items()}  # fmt: skip
+    verdict = account_verdict(*parts, rule=ACCOUNT_TEN, id=id, words=words)
+    notes = "; ".join(v.provisional for v in parts if v.provisional)
+    return replace(verdict, provisional=notes) if notes else verdict

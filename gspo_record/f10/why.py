@@ -34,13 +34,15 @@ One rule written after the results, labelled post hoc on the page:
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pandas as pd
 
+import gspo_record.f10.two_by_two as two_by_two
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import declared_t_sign, interval_sign, paired_diff
-from gspo_record.rules import PENDING, Rule, Verdict, null_clause, register
+from gspo_record.f10.two_by_two import EFFECTS
+from gspo_record.joint import Joint, combination
+from gspo_record.rules import PENDING, Rule, Verdict, null_words, register
+from gspo_record.statements import Interval
 
 __all__ = [
     "SPECS",
@@ -75,6 +77,7 @@ SPECS = {
     "sgd_two": "f10y_sgd_two_by_two",
 }
 _SIGN = {1: "higher", -1: "lower", 0: "none"}
+_READS = {"above": "higher", "below": "lower", "none": "none"}  # an interval's outcome -> these rules' own
 
 LATE = register(
     Rule(
@@ -85,6 +88,7 @@ LATE = register(
         declared="data/specs/f10_*.toml, before their runs",
         marker="Primary endpoint: late held-out accuracy (rollouts >= 40 of 80), paired by seed, 95 %",
         null="none",
+        reads=_READS,
         specs=tuple(
             v for k, v in SPECS.items() if k not in ("ten", "adam", "branch", "sgd_two")
         ),  # these declare their own
@@ -95,10 +99,10 @@ TWO_BY_TWO = register(
         "f10.two_by_two",
         "10",
         {
-            "size": "size: GSPO's norms protect whichever direction they carry; no direction effect shown",
-            "content": "content: GSPO's direction protects at either norm; no norm effect shown",
+            "size": "size: GSPO's norms protect whichever direction they carry; its direction not shown to",
+            "content": "content: GSPO's direction protects at either norm; its norm not shown to",
             "both": "both: each of GSPO's norm and GSPO's direction protects on its own",
-            "neither": "neither: no norm or direction effect shown",
+            "neither": "neither: neither GSPO's norm nor its direction shown to protect",
             "mixed": "mixed: the effects do not fit one account",
         },
         {"LEVEL": 0.95},
@@ -121,6 +125,7 @@ SKIP_SHRINK = register(
         declared="data/specs/f10_shrink_skip.toml, before its runs",
         marker="Rules per model: f10.skip_shrink on SKIP - SHRINK",
         null="none",
+        reads=_READS,
         specs=(SPECS["shrink"],),
     )
 )
@@ -137,6 +142,7 @@ RELATIVE = register(
         declared="data/specs/f10_shrink_skip.toml, before its runs",
         marker="f10.relative on REL-GSPO - REL-GRPO",
         null="none",
+        reads=_READS,
         specs=(SPECS["shrink"], SPECS["confirm"]),
     )
 )
@@ -153,6 +159,7 @@ DUAL_CAP = register(
         declared="data/specs/f10_onset_dual.toml, before its runs",
         marker="f10.dual_cap on dual+cap - cap at caps 10 and 30",
         null="none",
+        reads=_READS,
         null_count="seeds",
         specs=(SPECS["onset"],),
     )
@@ -191,15 +198,6 @@ ACCOUNT = register(
     )
 )
 
-#: the 2×2's four declared effects: name -> (arm, minus arm); arms "A" GRPO, "B" GSPO, "C" GRPO's direction at GSPO's
-#: norm, "D" GSPO's direction at GRPO's norm (f10_direction_norm.toml)
-EFFECTS = {
-    "norm, GRPO's direction (C − A)": ("C", "A"),
-    "norm, GSPO's direction (B − D)": ("B", "D"),
-    "direction, at GSPO's norm (B − C)": ("B", "C"),
-    "direction, at GRPO's norm (D − A)": ("D", "A"),
-}
-
 
 def page_sign(diff: pd.Series) -> int:
     """The page's :func:`~gspo_lab.experiments.stats.interval_sign` of per-seed differences of accuracies (declared
@@ -213,31 +211,33 @@ def declared_t(diff: pd.Series) -> int:
     return declared_t_sign(diff, DIFFERENCE)
 
 
-def _signed(rule: Rule, diff: pd.Series, sign=None) -> Verdict:
-    """``rule``'s higher / lower / none on per-seed differences by ``sign`` (default: :func:`page_sign`)."""
+def _signed(rule: Rule, diff: pd.Series, interval=None, id: str = ""):
+    """``rule``'s higher / lower / none on per-seed differences, an interval statement ``id`` (the rule's name by
+    default) with ``interval`` (default the page's: :func:`gspo_record.f10.two_by_two.page_interval`)."""
     if len(diff) < 2:
         return rule.verdict(PENDING)
-    return rule.verdict(_SIGN[(sign or page_sign)(diff)], values=diff)
+    number = Interval.of(diff, interval or two_by_two.page_interval, bounds=DIFFERENCE)
+    return rule.state(id or rule.name, f"{rule.outcomes['higher']}?", number, words=null_words(rule, diff))
 
 
-def late_verdict(diff: pd.Series) -> Verdict:
+def late_verdict(diff: pd.Series, id: str = ""):
     """``f10.late`` on per-seed differences of late held-out accuracy."""
-    return _signed(LATE, diff)
+    return _signed(LATE, diff, id=id)
 
 
-def skip_shrink_verdict(diff: pd.Series) -> Verdict:
+def skip_shrink_verdict(diff: pd.Series, id: str = ""):
     """``f10.skip_shrink`` on per-seed SKIP − SHRINK differences of late held-out accuracy."""
-    return _signed(SKIP_SHRINK, diff)
+    return _signed(SKIP_SHRINK, diff, id=id)
 
 
-def relative_verdict(diff: pd.Series) -> Verdict:
+def relative_verdict(diff: pd.Series, id: str = ""):
     """``f10.relative`` on per-seed REL-GSPO − REL-GRPO differences of late held-out accuracy."""
-    return _signed(RELATIVE, diff)
+    return _signed(RELATIVE, diff, id=id)
 
 
-def dual_cap_verdict(diff: pd.Series) -> Verdict:
+def dual_cap_verdict(diff: pd.Series, id: str = ""):
     """``f10.dual_cap`` on per-seed (dual-clip + cap) − (cap) differences of late held-out accuracy."""
-    return _signed(DUAL_CAP, diff)
+    return _signed(DUAL_CAP, diff, id=id)
 
 
 def rel_gspo_verdict(diff: pd.Series) -> Verdict:
@@ -253,48 +253,37 @@ def effects(runs: pd.DataFrame, column: str = "late_acc") -> dict[str, pd.Series
     return {name: paired_diff(runs, arm, base, column) for name, (arm, base) in EFFECTS.items()}
 
 
-def two_by_two_verdict(diffs: dict[str, pd.Series], rule: Rule | None = None, sign=None) -> Verdict:
-    """``f10.two_by_two`` from the four effects' per-seed differences (keys of :data:`EFFECTS`): *size* when both norm
-    effects are higher and neither direction effect is; *content* the other way round; *both* when all four are
-    higher; *neither* when none is; else *mixed*; the kind not shown worded by its sign counts (rules.null_clause).
-    ``rule`` / ``sign``: another rule with its interval (``f10t.two_by_two``: Student-t); default this rule's."""
-    rule, sign = rule or TWO_BY_TWO, sign or page_sign
-    if set(diffs) != set(EFFECTS):
-        raise ValueError(f"diffs must hold the effects {sorted(EFFECTS)}, got {sorted(diffs)}")
-    if any(len(d) < 2 for d in diffs.values()):
-        return rule.verdict(PENDING)
-    signs = {name: sign(d) for name, d in diffs.items()}
-    higher = {name: s > 0 for name, s in signs.items()}
-    norm = [v for k, v in higher.items() if k.startswith("norm")]
-    direction = [v for k, v in higher.items() if k.startswith("direction")]
-    if all(norm) and all(direction):
-        outcome = "both"
-    elif all(norm) and not any(direction):
-        outcome = "size"
-    elif all(direction) and not any(norm):
-        outcome = "content"
-    elif not any(norm) and not any(direction):
-        outcome = "neither"
-    else:
-        outcome = "mixed"
-    null = {"size": ("direction",), "content": ("norm",), "neither": ("norm", "direction")}.get(outcome, ())
-    parts = [null_clause(kind, [d for k, d in diffs.items() if k.startswith(kind)],
-                         sum(s < 0 for k, s in signs.items() if k.startswith(kind))) for kind in null]  # fmt: skip
-    if outcome == "neither":  # each kind's own sign counts: "neither" alone would hide a 5/5 effect (issue 35)
-        head = "neither" if all(p.startswith("no ") for p in parts) else "neither shown by interval"
-        return replace(rule.verdict(outcome), label=f"{head}: {'; '.join(parts)}")
-    return replace(rule.verdict(outcome), label="; ".join([rule.outcomes[outcome].split(";")[0], *parts]))
+def two_by_two_verdict(diffs: dict[str, pd.Series], rule: Rule | None = None, interval=None, id: str = ""):
+    """``f10.two_by_two`` (or ``rule``, with its ``interval``: ``f10t.two_by_two`` Student-t) on the four effects'
+    per-seed differences: a joint statement of the four intervals (:mod:`gspo_record.f10.two_by_two`)."""
+    return two_by_two.read(diffs, rule or TWO_BY_TWO, interval or two_by_two.page_interval, id)
 
 
-def account_verdict(two_by_two: Verdict, skip_shrink: Verdict, relative: Verdict) -> Verdict:
-    """``f10.account`` (post hoc) on one model's verdicts of ``f10.two_by_two``, ``f10.skip_shrink`` and
-    ``f10.relative``: size shows when the 2×2 reads *size* or *both*; content shows when it reads *content* or *both*,
-    when skipping beats shrinking (*higher*), or when GSPO keeps its lead under equal relative caps (*higher*).
-    *pending* while any of the three is."""
+def account_outcome(two_by_two: str, skip_shrink: str, relative: str) -> str:
+    """``f10.account``'s combination of its parts' outcomes: size shows when the 2×2 reads *size* or *both*; content
+    shows when it reads *content* or *both*, when skipping beats shrinking, or when GSPO keeps its lead under equal
+    relative caps (an interval above 0)."""
+    size = two_by_two in ("size", "both")
+    content = two_by_two in ("content", "both") or "above" in (skip_shrink, relative)
+    return {(True, True): "both", (True, False): "size", (False, True): "content", (False, False): "neither"}[
+        (size, content)
+    ]
+
+
+ACCOUNT_PARTS = ("2×2", "SKIP − SHRINK", "REL-GSPO − REL-GRPO")
+combination("f10.account", tuple(ACCOUNT.outcomes), ACCOUNT_PARTS, shown=("both", "content"))(
+    lambda o: account_outcome(*(o[k] for k in ACCOUNT_PARTS))  # looked up when called: a mutant of it is read
+)
+
+
+def account_verdict(two_by_two, skip_shrink, relative, rule: Rule | None = None, id: str = "", words=None):
+    """``f10.account`` (post hoc; or ``rule``, which reads it on other data) on one model's statements of
+    ``f10.two_by_two``, ``f10.skip_shrink`` and ``f10.relative``: a joint statement of their numbers, pending while
+    any of the three is."""
+    rule = rule or ACCOUNT
     parts = (two_by_two, skip_shrink, relative)
     if any(v.outcome == PENDING for v in parts):
-        return ACCOUNT.verdict(PENDING)
-    size = two_by_two.outcome in ("size", "both")
-    content = two_by_two.outcome in ("content", "both") or "higher" in (skip_shrink.outcome, relative.outcome)
-    outcome = {(True, True): "both", (True, False): "size", (False, True): "content", (False, False): "neither"}
-    return ACCOUNT.verdict(outcome[(size, content)])
+        return rule.verdict(PENDING)
+    number = Joint("f10.account", tuple(zip(ACCOUNT_PARTS, (v.number for v in parts), strict=True)))
+    return rule.state(id or rule.name, "which account, size or content, do the three tests carry together?", number,
+                      words=words)  # fmt: skip

@@ -15,16 +15,11 @@ import pandas as pd
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import interval_sign, paired_diff, rate_table
 from gspo_record.book import diff_statement
+from gspo_record.f2.collapse import collapsed
 from gspo_record.fmt import diff_cell
-from gspo_record.rules import (
-    COLLAPSES_AT_LEAST,
-    PENDING,
-    TARGET_GSPO_AT_MOST,
-    Rule,
-    Verdict,
-    collapse_class,
-    register,
-)
+from gspo_record.joint import Joint, combination
+from gspo_record.rules import COLLAPSES_AT_LEAST, PENDING, TARGET_GSPO_AT_MOST, Rule, Verdict, register
+from gspo_record.statements import Count
 from gspo_record.tables import F2, FIRST, collapse_rows, declared, progress, spec, with_base, with_endpoints
 
 __all__ = [
@@ -67,14 +62,22 @@ REWARD_AUC = register(
 )
 
 
-def target_verdict(k_grpo: int, n_grpo: int, k_gspo: int, n_gspo: int, seeds_declared: int) -> Verdict:
-    """``f2.target`` on the candidate's collapsed counts (module docstring)."""
+@combination("f2.target", tuple(TARGET.outcomes), ("GRPO", "GSPO"))
+def _target(o: dict) -> str:
+    """GRPO collapses (>= 4/5) and GSPO in none of its runs: met; else not."""
+    return "met" if o["GRPO"] == "at_least" and o["GSPO"] == "at_most" else "not"
+
+
+def target_verdict(k_grpo: int, n_grpo: int, k_gspo: int, n_gspo: int, seeds_declared: int, id: str = "f2.target"):
+    """``f2.target`` on the candidate's collapsed counts (module docstring): statement ``id``, whose number prints
+    GRPO's count against the shared thresholds and GSPO's against the target's (none of its runs)."""
     if not n_grpo or not n_gspo:
         return TARGET.verdict(PENDING)
-    met = collapse_class(k_grpo, n_grpo) == "collapses" and k_gspo <= TARGET_GSPO_AT_MOST * n_gspo / 5
-    return TARGET.verdict(
-        "met" if met else "not", "" if min(n_grpo, n_gspo) >= seeds_declared else "not all seeds finished"
-    )
+    none = Count(k_gspo, n_gspo, TARGET_GSPO_AT_MOST + 1, TARGET_GSPO_AT_MOST)  # GSPO in none of its runs
+    number = Joint("f2.target", (("GRPO", collapsed(k_grpo, n_grpo)), ("GSPO", none)))
+    provisional = "" if min(n_grpo, n_gspo) >= seeds_declared else "not all seeds finished"
+    return TARGET.state(id, "is the target regime met: GRPO collapses under a cap of 1, GSPO in none of its runs?",
+                        number, provisional=provisional)  # fmt: skip
 
 
 def reward_auc_verdict(diff: pd.Series) -> Verdict:

@@ -133,7 +133,8 @@ def verdict_rows(names: dict[str, str], flag: str = "collapsed") -> list[dict]:
     if flag not in cand:
         cand = cand.assign(**{flag: cand["collapsed"]})
     arms = {o.upper(): cand[cand.objective == o] for o in ("grpo", "gspo")}
-    add("f2.target", "moe-sort, grad clip 1, M 8, lr 1e-4", lambda *c: f2_candidate.target_verdict(*c, 5), arms)
+    add("f2.target", "moe-sort, grad clip 1, M 8, lr 1e-4",
+        lambda *c, i=f"f2f.{flag}.target": f2_candidate.target_verdict(*c, 5, i), arms)  # fmt: skip
     fresh = t[t.source == names["dose_confirm"]]
     models = {m: fresh[fresh.model == m] for m in ("MoE", "dense")}
     add("f2e.dose_confirm", "seeds 15-19", lambda *c: f2_mechanism.dose_confirm_verdict(*c, 0), models)

@@ -17,7 +17,9 @@ import pandas as pd
 
 from gspo_lab.experiments.store import finished
 from gspo_record.fmt import clip_label, num
+from gspo_record.joint import Joint, combination
 from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.statements import Count
 from gspo_record.tables import F2, declared, progress, spec, with_base, with_endpoints
 
 __all__ = ["SEARCH", "SEARCH_SPECS", "MAP_SPECS", "search_hit", "section", "map_section", "stability_table"]
@@ -61,15 +63,33 @@ MAP = register(
 )
 
 
-def map_verdict(points: pd.DataFrame) -> Verdict:
+_MORE, _GSPO = "points where GSPO's collapsed fraction exceeds GRPO's", "GSPO's runs collapsed"
+
+
+@combination("f2.map", tuple(MAP.outcomes), (_MORE, _GSPO), shown=("mixed",))
+def _map(o: dict) -> str:
+    """GSPO's fraction above GRPO's at some point: mixed; else GSPO collapsed in some run: boundary; else immune."""
+    if o[_MORE] == "at_least":
+        return "mixed"
+    return "boundary" if o[_GSPO] == "at_least" else "immune"
+
+
+def _some(k: int, n: int) -> Count:
+    """k of n read as "at_least" when one or more is, "at_most" when none is (a threshold of 1 of n, per n)."""
+    return Count(k, n, 1, 0, per=n)
+
+
+def map_verdict(points: pd.DataFrame, id: str = "f2.map"):
     """``f2.map`` on one clip level's points (a row per point: k and n per objective, columns ``(k|n, objective)``
-    as :meth:`pandas.DataFrame.pivot_table` gives them)."""
+    as :meth:`pandas.DataFrame.pivot_table` gives them): statement ``id``, whose number counts the points where
+    GSPO's collapsed fraction exceeds GRPO's and GSPO's collapsed runs over them."""
     if points.empty:
         return MAP.verdict(PENDING)
     rate = points["k"] / points["n"]
-    if (rate["gspo"] > rate["grpo"]).any():
-        return MAP.verdict("mixed")
-    return MAP.verdict("boundary" if points["k"]["gspo"].sum() > 0 else "immune")
+    more = int((rate["gspo"] > rate["grpo"]).sum())
+    k, n = int(points["k"]["gspo"].sum()), int(points["n"]["gspo"].sum())
+    number = Joint("f2.map", ((_MORE, _some(more, len(points))), (_GSPO, _some(k, n))))
+    return MAP.state(id, "does GSPO collapse anywhere on the map, and ever more often than GRPO?", number)
 
 
 def search_hit(grpo: pd.Series, gspo: pd.Series, seeds: int, clip: str, minibatches: int) -> Verdict:
@@ -191,7 +211,7 @@ def map_section() -> tuple[dict, dict]:
                 "more": int((rate["grpo"] > rate["gspo"]).sum()),
                 "fewer": int((rate["grpo"] < rate["gspo"]).sum()),
                 "points": len(w),
-                "verdict": map_verdict(w),
+                "verdict": map_verdict(w, f"f2.map.{clip}"),
                 "gspo_collapsed_at": _points(w[w["k"]["gspo"] > 0]),
                 "separating": _points(w[(w["k"]["grpo"] == w["n"]["grpo"]) & (w["k"]["gspo"] == 0)]),
                 "neither_at": _points(w[(w["k"]["grpo"] == 0) & (w["k"]["gspo"] == 0)]),

@@ -20,7 +20,9 @@ import pandas as pd
 
 from gspo_lab.experiments.store import finished
 from gspo_record.fmt import mean_ci, num, summary
-from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.joint import Joint, combination
+from gspo_record.rules import PENDING, Rule, register
+from gspo_record.statements import Count
 from gspo_record.tables import progress, spec
 
 __all__ = ["VOLATILITY", "FACTOR", "volatility_verdict", "factor_verdict", "section", "PAPER_CHANGE"]
@@ -71,16 +73,39 @@ FACTOR = register(
 )
 
 
-def volatility_verdict(table: pd.DataFrame, checkpoint: str = "moe-sort") -> Verdict:
-    """``f3.volatility`` on the probe's table (columns checkpoint, lr, change_k1; module docstring)."""
+_TRAINED, _GRID = "trained learning rates within the factor", "grid learning rates within the factor"
+
+
+@combination("f3.volatility", tuple(VOLATILITY.outcomes), (_TRAINED, _GRID))
+def _volatility(o: dict) -> str:
+    """Within the factor at every trained learning rate: reproduced; at some grid learning rate: partly; else not."""
+    if o[_TRAINED] == "at_least":
+        return "reproduced"
+    return "partly" if o[_GRID] == "at_least" else "not"
+
+
+def _every(k: int, n: int) -> Count:
+    """k of n (learning rates) read as "at_least" when all n are, "at_most" when none is."""
+    return Count(k, n, 1, 0, per=1)
+
+
+def _some(k: int, n: int) -> Count:
+    """k of n (learning rates) read as "at_least" when one or more is, "at_most" when none is (1 of n, per n)."""
+    return Count(k, n, 1, 0, per=n)
+
+
+def volatility_verdict(table: pd.DataFrame, checkpoint: str = "moe-sort", id: str = "f3.volatility"):
+    """``f3.volatility`` on the probe's table (columns checkpoint, lr, change_k1; module docstring): statement ``id``,
+    whose number counts the learning rates (trained, and the whole grid) whose seed mean lies within the factor;
+    pending until a trained learning rate is measured."""
     means = table[table.checkpoint == checkpoint].groupby("lr")["change_k1"].mean()
-    if means.empty:
-        return VOLATILITY.verdict(PENDING)
     within = (means >= PAPER_CHANGE / WITHIN_FACTOR) & (means <= PAPER_CHANGE * WITHIN_FACTOR)
     trained = within[(within.index >= TRAINED_LRS[0]) & (within.index <= TRAINED_LRS[1])]
-    if len(trained) and trained.all():
-        return VOLATILITY.verdict("reproduced")
-    return VOLATILITY.verdict("partly" if within.any() else "not")
+    if trained.empty:
+        return VOLATILITY.verdict(PENDING)
+    number = Joint("f3.volatility", ((_TRAINED, _every(int(trained.sum()), len(trained))),
+                                     (_GRID, _some(int(within.sum()), len(within)))))  # fmt: skip
+    return VOLATILITY.state(id, "does one update change about the paper's tenth of the MoE's expert sets?", number)
 
 
 def separation(variant: pd.Series, base: pd.Series) -> int:
@@ -89,9 +114,18 @@ def separation(variant: pd.Series, base: pd.Series) -> int:
     return 1 if v["ci_low"] > b["ci_high"] else (-1 if v["ci_high"] < b["ci_low"] else 0)
 
 
-def factor_verdict(table: pd.DataFrame, checkpoint: str, base: str = BASE) -> tuple[Verdict, int, int]:
-    """``f3.factor`` for one variant on the probe's table (module docstring); with the number of learning rates
-    where the two separate and where both were measured."""
+@combination("f3.factor", tuple(FACTOR.outcomes), ("above the base at", "below the base at"),
+             shown=("raises", "lowers", "mixed"))  # fmt: skip
+def _factor(o: dict) -> str:
+    """Above at some learning rate and below at none: raises; the mirror: lowers; both: mixed; neither: none."""
+    up, down = o["above the base at"] == "at_least", o["below the base at"] == "at_least"
+    return "mixed" if up and down else ("raises" if up else ("lowers" if down else "none"))
+
+
+def factor_verdict(table: pd.DataFrame, checkpoint: str, base: str = BASE, id: str = ""):
+    """``f3.factor`` for one variant on the probe's table (module docstring): statement ``id`` (``f3.factor.`` and
+    the variant by default), whose number counts the learning rates where its interval lies above and below the
+    base's; with the number of learning rates where the two separate and where both were measured."""
     signs = []
     for lr, g in table[table.checkpoint == checkpoint].groupby("lr"):
         b = table[(table.checkpoint == base) & (table.lr == lr)]
@@ -99,9 +133,10 @@ def factor_verdict(table: pd.DataFrame, checkpoint: str, base: str = BASE) -> tu
             signs.append(separation(g["change_k1"], b["change_k1"]))
     if not signs:
         return FACTOR.verdict(PENDING), 0, 0
-    up, down = 1 in signs, -1 in signs
-    outcome = "mixed" if up and down else ("raises" if up else ("lowers" if down else "none"))
-    return FACTOR.verdict(outcome), sum(x != 0 for x in signs), len(signs)
+    number = Joint("f3.factor", (("above the base at", _some(signs.count(1), len(signs))),
+                                 ("below the base at", _some(signs.count(-1), len(signs)))))  # fmt: skip
+    question = "does the variant change the share of expert sets one update changes?"
+    return FACTOR.state(id or f"f3.factor.{checkpoint}", question, number), sum(x != 0 for x in signs), len(signs)
 
 
 def section() -> tuple[dict, dict]:

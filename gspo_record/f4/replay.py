@@ -13,8 +13,10 @@ import pandas as pd
 
 import gspo_record.figures as figures
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
+from gspo_record.f2.collapse import collapsed
 from gspo_record.fmt import cap_name, clip_label, mean_ci, num, summary
-from gspo_record.rules import COLLAPSES_AT_LEAST, STABLE_AT_MOST, Rule, Verdict, collapse_class, register
+from gspo_record.joint import Joint, combination
+from gspo_record.rules import COLLAPSES_AT_LEAST, PENDING, STABLE_AT_MOST, Rule, register
 from gspo_record.tables import F2, FIRST, declared, spec
 
 __all__ = ["REPLAY", "replay_verdict", "section"]
@@ -37,11 +39,23 @@ REPLAY = register(
 )
 
 
-def replay_verdict(k_plain: int, n_plain: int, k_r2: int, n_r2: int) -> Verdict:
-    """``f4.replay`` on one clip level's collapsed counts of GRPO and GRPO + R2 (module docstring)."""
-    if collapse_class(k_plain, n_plain) != "collapses":
-        return REPLAY.verdict("none")
-    return REPLAY.verdict("prevented" if collapse_class(k_r2, n_r2) == "stable" else "not")
+@combination("f4.replay", tuple(REPLAY.outcomes), ("GRPO", "GRPO + R2"))
+def _replay(o: dict) -> str:
+    """Plain GRPO collapses (>= 4/5) and GRPO + R2 is stable (<= 1/5): prevented; plain collapses, R2 not stable: not;
+    plain GRPO does not collapse: none."""
+    if o["GRPO"] != "at_least":
+        return "none"
+    return "prevented" if o["GRPO + R2"] == "at_most" else "not"
+
+
+def replay_verdict(k_plain: int, n_plain: int, k_r2: int, n_r2: int, id: str = "f4.replay"):
+    """``f4.replay`` on one clip level's collapsed counts of GRPO and GRPO + R2 (module docstring): statement ``id``,
+    whose number prints both counts (the shared collapse thresholds, :func:`gspo_record.f2.collapse.collapsed`);
+    pending without runs of both."""
+    if not n_plain or not n_r2:
+        return REPLAY.verdict(PENDING)
+    number = Joint("f4.replay", (("GRPO", collapsed(k_plain, n_plain)), ("GRPO + R2", collapsed(k_r2, n_r2))))
+    return REPLAY.state(id, "does Routing Replay prevent GRPO's collapse on the MoE?", number)
 
 
 def section() -> tuple[dict, dict]:
@@ -70,9 +84,8 @@ def section() -> tuple[dict, dict]:
         plain, r2 = group[~group.routing_replay.astype(bool)], group[group.routing_replay.astype(bool)]
         if len(plain) and len(r2):
             kp, kr = int(plain["collapsed"].sum()), int(r2["collapsed"].sum())
-            v = replay_verdict(kp, len(plain), kr, len(r2))
-            detail = {"prevented": "", "not": f" ({kr}/{len(r2)})", "none": f" (GRPO {kp}/{len(plain)})"}[v.outcome]
-            verdicts.append({"clip": clip, "verdict": v, "detail": detail})
+            v = replay_verdict(kp, len(plain), kr, len(r2), f"f4.replay.{clip}")
+            verdicts.append({"clip": clip, "verdict": v})
     wall = table.pivot_table(index=["seed", "clip"], columns="routing_replay", values="wall_s", aggfunc="first")
     ratio = (wall[True] / wall[False]).dropna().tolist()
     cost = {"mean": num(sum(ratio) / len(ratio)), "pairs": len(ratio), "min": num(min(ratio)), "max": num(max(ratio))}

@@ -27,11 +27,12 @@ import pandas as pd
 import gspo_record.figures as figures
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.spec import cells
-from gspo_lab.experiments.stats import interval_sign, paired_diff
+from gspo_lab.experiments.stats import interval_sign, paired_diff, seed_interval
 from gspo_lab.experiments.store import finished
 from gspo_lab.objectives import GSPO_CLIP
 from gspo_record.fmt import clip_label, diff_cell, mean_ci, num, summary
-from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.rules import PENDING, Rule, Verdict, null_words, register
+from gspo_record.statements import Interval
 from gspo_record.tables import progress, spec, with_first_update_clip
 
 __all__ = [
@@ -94,6 +95,7 @@ NONZERO = register(
         marker="interval excludes 0)",
         specs=("f5_precision_train",),
         post_hoc=True,
+        reads={"above": "higher", "below": "lower", "none": "none"},
     )
 )
 CONFIRM = register(
@@ -128,8 +130,13 @@ def claim_verdict(grpo: pd.Series, gspo: pd.Series, seeds_declared: int) -> Verd
     return CLAIM.verdict(outcome, "" if min(len(grpo), len(gspo)) >= seeds_declared else "not all seeds finished")
 
 
-def nonzero_verdict(diff: pd.Series) -> Verdict:
-    return NONZERO.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)], values=diff)
+def nonzero_verdict(diff: pd.Series, id: str = "f5.nonzero"):
+    """``f5.nonzero`` on an arm's per-seed differences (bf16 − recomputed): statement ``id``, the difference with the
+    page's interval on its range; pending without two seeds."""
+    if sum(v == v for v in diff) < 2:
+        return NONZERO.verdict(PENDING)
+    number = Interval.of(diff, lambda x: seed_interval(x, DIFFERENCE), bounds=DIFFERENCE)
+    return NONZERO.state(id, "does the arm end away from its recomputed arm?", number, words=null_words(NONZERO, diff))
 
 
 def confirm_verdict(first: pd.Series, fresh: pd.Series) -> Verdict:
@@ -214,8 +221,8 @@ def train_section() -> tuple[dict, dict]:
     g, k = diffs["grpo / sampler_bf16 / paper ε"], diffs["gspo / sampler_bf16 / paper ε"]
     beyond = []  # a difference inside the 0.05 band can still be nonzero: say so
     for arm_id, diff in diffs.items():
-        v = nonzero_verdict(diff)
-        if v.outcome != "none":
+        v = nonzero_verdict(diff, "f5.nonzero." + arm_id.replace(" / ", ".").replace(" ", ""))
+        if v.rule_outcome in ("higher", "lower"):
             objective, _, clip = arm_id.split(" / ")
             beyond.append({"objective": objective.upper(), "clip": clip, "verdict": v, "diff": diff_cell(diff)})
     f1 = finished(spec("f1_clip_fractions"), "confirm").set_index("key")

@@ -20,9 +20,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from gspo_lab.experiments.stats import declared_t_sign, paired_diff
+from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_record.fmt import diff_cell, num
-from gspo_record.rules import PENDING, Rule, register
+from gspo_record.rules import PENDING, Rule, null_words, register
+from gspo_record.statements import Interval
 from gspo_record.tables import declared, progress, spec
 
 __all__ = ["DRIFT", "LUSPO", "SPEC", "late_length", "drift_table", "drift_verdict", "luspo_verdict", "section"]
@@ -33,7 +34,8 @@ MAX_NEW_TOKENS = 144
 ARMS = ("gspo", "luspo", "grpo")
 _DECLARED = "data/specs/f6d_length_drift.toml, before its runs"
 _RANGE = (-float(MAX_NEW_TOKENS), float(MAX_NEW_TOKENS))
-
+#: an interval's outcome -> these rules' own
+_READS = {"above": "longer", "below": "shorter", "none": "none"}
 DRIFT = register(
     Rule(
         "f6d.drift",
@@ -42,6 +44,7 @@ DRIFT = register(
         {"LEVEL": 0.95, "MAX_NEW_TOKENS": MAX_NEW_TOKENS},
         declared=_DECLARED,
         null="none",
+        reads=_READS,
         marker="- f6d.drift, per arm",
         specs=(SPEC,),
     )
@@ -54,6 +57,7 @@ LUSPO = register(
         {"LEVEL": 0.95},
         declared=_DECLARED,
         null="none",
+        reads=_READS,
         marker="- f6d.luspo: the paired GSPO - LUSPO",
         specs=(SPEC,),
     )
@@ -97,22 +101,23 @@ def drift_table() -> pd.DataFrame:
     return t
 
 
-def _signed(rule: Rule, values: pd.Series):
-    """``rule`` (outcomes longer / shorter / none) on per-seed values: their 95 % Student-t interval's side of 0."""
+def _signed(rule: Rule, values: pd.Series, id: str, question: str):
+    """``rule`` (outcomes longer / shorter / none) on per-seed values: their 95 % Student-t interval's side of 0, as
+    statement ``id``."""
     if len(values) < 2:
         return rule.verdict(PENDING)
-    sign = declared_t_sign(values, _RANGE)
-    return rule.verdict({1: "longer", -1: "shorter", 0: "none"}[sign], values=values)
+    number = Interval.of(values, lambda v: declared_t_interval(v, _RANGE), bounds=_RANGE)
+    return rule.state(id or rule.name, question, number, words=null_words(rule, values))
 
 
-def drift_verdict(change: pd.Series):
+def drift_verdict(change: pd.Series, id: str = ""):
     """Rule ``f6d.drift`` on one arm's per-seed late length change."""
-    return _signed(DRIFT, change)
+    return _signed(DRIFT, change, id, "does the arm's response length drift late in training?")
 
 
-def luspo_verdict(diff: pd.Series):
+def luspo_verdict(diff: pd.Series, id: str = ""):
     """Rule ``f6d.luspo`` on the per-seed paired GSPO − LUSPO late length."""
-    return _signed(LUSPO, diff)
+    return _signed(LUSPO, diff, id, "are GSPO's late responses longer than LUSPO's?")
 
 
 def section() -> tuple[dict, dict]:
@@ -128,7 +133,7 @@ def section() -> tuple[dict, dict]:
         change = runs.set_index("seed")["drift"].dropna()
         counts = [f"{int(runs[c].sum())}/{len(runs)}" for c in ("collapsed", "frozen")]
         ctx["rows"].append([arm, *counts, num(float(runs["late_len"].mean())), diff_cell(change, _RANGE),
-                            str(drift_verdict(change)), num(float(runs["late_acc"].mean()))])  # fmt: skip
+                            drift_verdict(change).short, num(float(runs["late_acc"].mean()))])  # fmt: skip
     diff = paired_diff(table, "gspo", "luspo", "late_len", column="objective")
-    ctx["luspo"], ctx["luspo_diff"] = luspo_verdict(diff), diff_cell(diff, _RANGE) if len(diff) else "—"
+    ctx["luspo"], ctx["luspo_diff"] = luspo_verdict(diff, "f6d.luspo"), diff_cell(diff, _RANGE) if len(diff) else "—"
     return ctx, {}

@@ -18,6 +18,8 @@ import pandas as pd
 
 from gspo_lab.experiments.store import finished
 from gspo_record.f6.variance import (
+    ABOVE_READS,
+    TREND_READS,
     _plot_noise,
     _rows,
     above_one_verdict,
@@ -43,6 +45,7 @@ ABOVE_ONE_B = register(
         {"above": "above 1", "below": "below 1", "inside": "not distinguishable from 1"},
         {"LEVEL": 0.95},
         null="inside",
+        reads=ABOVE_READS,
         declared=_DECLARED,
         marker="- f6b.above_one, per length",
         specs=(SPEC,),
@@ -57,6 +60,7 @@ GROWS_B = register(
         declared=_DECLARED,
         null="none",
         null_count="per-seed slopes",
+        reads=TREND_READS,
         marker="- f6b.grows: the least-squares slope",
         specs=(SPEC,),
     )
@@ -96,15 +100,18 @@ def section() -> tuple[dict, dict]:
     ctx["rows"] = _rows(table)
     ctx["per_length"] = [
         {"L": int(L), "tokens": tokens(int(L)), "ratio": mean_ci(summary(g["noise_ratio_kK"], null=1.0)),
-         "verdict": above_one_verdict(g["noise_ratio_kK"], ABOVE_ONE_B)}
+         "verdict": above_one_verdict(g["noise_ratio_kK"], ABOVE_ONE_B, f"f6b.above_one.L{int(L)}")}
         for L, g in unclipped.groupby("length")
     ]  # fmt: skip
     if unclipped["length"].nunique() >= 2:
-        ctx["grows"], ctx["slope"] = grows_verdict(unclipped, GROWS_B, "tokens"), slope_cell(unclipped, "tokens")
+        ctx["grows"], ctx["slope"] = (
+            grows_verdict(unclipped, GROWS_B, "tokens", "f6b.grows"),
+            slope_cell(unclipped, "tokens"),
+        )
         ctx["grows_declared"] = declared_reading(unclipped, GROWS_B, "tokens")
     if not clipped.empty:
         ctx["clipped_ratio"] = mean_ci(summary(clipped["noise_ratio_kK"], null=1.0))
-        ctx["clipped"] = above_one_verdict(clipped["noise_ratio_kK"], ABOVE_ONE_B)
+        ctx["clipped"] = above_one_verdict(clipped["noise_ratio_kK"], ABOVE_ONE_B, "f6b.above_one.clipped")
     return ctx, {"f6b_noise_length": (table[["tokens", "clipped", "seed", "noise_ratio_kK"]], _plot)}
 
 

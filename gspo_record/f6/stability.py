@@ -25,10 +25,11 @@ import pandas as pd
 
 import gspo_record.f6.variance as variance
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
-from gspo_lab.experiments.stats import declared_t_sign, paired_diff
+from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_record.f6.length import LENGTHS, tokens
 from gspo_record.fmt import num
-from gspo_record.rules import PENDING, Rule, register
+from gspo_record.rules import PENDING, Rule, null_words, register
+from gspo_record.statements import Interval
 from gspo_record.tables import declared, progress, spec
 
 __all__ = [
@@ -77,6 +78,7 @@ GAP_GROWS = register(
         declared=_CONFIRM_DECLARED,
         null="none",
         null_count="per-seed slopes",
+        reads=variance.TREND_READS,
         marker="- f6c.gap_grows (primary)",
         specs=(CONFIRM,),
     )
@@ -89,6 +91,7 @@ GAP = register(
         {"LEVEL": 0.95},
         declared=_CONFIRM_DECLARED,
         null="none",
+        reads={"above": "above", "below": "below", "none": "none"},
         marker="- f6c.gap, per length",
         specs=(CONFIRM,),
     )
@@ -137,21 +140,22 @@ def gaps(table: pd.DataFrame, arm: str = "gspo", base: str = "grpo") -> pd.DataF
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["seed", "length", "tokens", "gap"])
 
 
-def gap_grows_verdict(table: pd.DataFrame):
-    """Rule ``f6c.gap_grows`` on a :func:`gaps` table (PENDING with fewer than two lengths of two seeds each)."""
+def gap_grows_verdict(table: pd.DataFrame, id: str = ""):
+    """Rule ``f6c.gap_grows`` on a :func:`gaps` table (PENDING with fewer than two lengths of two seeds each), read on
+    the per-seed slopes' t interval (issue 48, item 5): statement ``id``."""
     counts = table.groupby("length").size() if not table.empty else pd.Series(dtype=int)
     if len(counts) < 2 or (counts < 2).any():
         return GAP_GROWS.verdict(PENDING)
-    _, lo, hi = variance.seed_trend(table, "tokens", "gap")  # the per-seed slopes' t interval (issue 48, item 5)
-    return GAP_GROWS.verdict(variance.trend_outcome(lo, hi), values=variance.seed_slopes(table, "tokens", "gap"))
+    return variance.trend_statement(table, GAP_GROWS, "tokens", "gap", id, "does GSPO's lead grow with length?")
 
 
-def gap_verdict(diff: pd.Series):
-    """Rule ``f6c.gap`` on one length's per-seed paired difference (late held-out accuracy, range [−1, 1])."""
+def gap_verdict(diff: pd.Series, id: str = ""):
+    """Rule ``f6c.gap`` on one length's per-seed paired difference (late held-out accuracy, range [−1, 1]): statement
+    ``id``, its declared Student-t interval."""
     if len(diff) < 2:
         return GAP.verdict(PENDING)
-    sign = declared_t_sign(diff, DIFFERENCE)
-    return GAP.verdict({1: "above", -1: "below", 0: "none"}[sign], values=diff)
+    number = Interval.of(diff, lambda v: declared_t_interval(v, DIFFERENCE), bounds=DIFFERENCE)
+    return GAP.state(id or GAP.name, "does GSPO lead GRPO at this length?", number, words=null_words(GAP, diff))
 
 
 def section() -> tuple[dict, dict]:
@@ -205,10 +209,10 @@ def confirm_section() -> tuple[dict, dict]:
                           f"collapsed, {int(runs['frozen'].sum())}/{len(runs)} frozen")  # fmt: skip
         diff = paired_diff(group, "gspo", "grpo", "late_acc", column="objective")
         length = f"{int(L)} ({tokens(int(L))})"
-        ctx["rows"].append([length, *cells_, diff_cell(diff, DIFFERENCE), str(_provisional(gap_verdict(diff), t))])
+        ctx["rows"].append([length, *cells_, diff_cell(diff, DIFFERENCE), _provisional(gap_verdict(diff), t).short])
     for key, arm in (("grows", "gspo"), ("secondary", "grpo_token_mean")):
         g = gaps(t, arm)
-        ctx[key] = _provisional(gap_grows_verdict(g), t)
+        ctx[key] = _provisional(gap_grows_verdict(g, f"f6c_confirm.{key}"), t)
         if ctx[key].outcome != PENDING:
             ctx[f"{'slope' if key == 'grows' else 'secondary_slope'}"] = variance.slope_cell(g, "tokens", "gap")
             ctx[f"{key}_declared"] = variance.declared_reading(g, GAP_GROWS, "tokens", "gap")

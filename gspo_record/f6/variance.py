@@ -24,11 +24,12 @@ import numpy as np
 import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import UNBOUNDED
-from gspo_lab.experiments.stats import BOOTSTRAP_SEED, interval_sign, t_interval
+from gspo_lab.experiments.stats import BOOTSTRAP_SEED, seed_interval, t_interval
 from gspo_lab.experiments.store import finished
 from gspo_record.endpoints import RATIO_MINUS_ONE
 from gspo_record.fmt import diff_cell, mean_ci, num, signs, summary
-from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.rules import PENDING, Rule, null_words, register
+from gspo_record.statements import Interval
 from gspo_record.tables import progress, spec
 
 __all__ = [
@@ -50,6 +51,10 @@ __all__ = [
 TREND_RESAMPLES = 10_000
 _SPECS = ("p6_gradient_noise",)
 _POST_HOC = "gspo_record/f6/variance.py, after the results (post hoc)"
+#: an interval's outcome -> the rules' own: a ratio against 1, a trend's slope, a change against 0
+ABOVE_READS = {"above": "above", "below": "below", "none": "inside"}
+TREND_READS = {"above": "grows", "below": "shrinks", "none": "none"}
+CHANGE_READS = {"above": "rises", "below": "falls", "none": "none"}
 
 ABOVE_ONE = register(
     Rule(
@@ -58,6 +63,7 @@ ABOVE_ONE = register(
         {"above": "above 1", "below": "below 1", "inside": "not distinguishable from 1"},
         {"LEVEL": 0.95},
         null="inside",
+        reads=ABOVE_READS,
         declared="data/specs/p6_gradient_noise.toml, before its runs",
         marker="argument predicts noise_ratio > 1",
         specs=_SPECS,
@@ -72,6 +78,7 @@ GROWS = register(
         declared=_POST_HOC,
         null="none",
         null_count="per-seed slopes",
+        reads=TREND_READS,
         marker="def trend(table: pd.DataFrame) -> tuple[float, float, float]",
         specs=_SPECS,
         post_hoc=True,
@@ -84,6 +91,7 @@ RELVAR_CHANGE = register(
         {"rises": "rises", "falls": "falls", "none": "shows no change"},
         {"LEVEL": 0.95},
         null="none",
+        reads=CHANGE_READS,
         declared=_POST_HOC,
         marker="def relvar_change_verdict(diff: pd.Series) -> Verdict",
         specs=_SPECS,
@@ -92,12 +100,17 @@ RELVAR_CHANGE = register(
 )
 
 
-def above_one_verdict(ratios: pd.Series, rule: Rule = ABOVE_ONE) -> Verdict:
-    """``f6.above_one`` (or ``rule``, a rule with its outcomes: f6b.above_one) on one length's per-seed noise ratios."""
+def above_one_verdict(ratios: pd.Series, rule: Rule = ABOVE_ONE, id: str = ""):
+    """``f6.above_one`` (or ``rule``, a rule with its outcomes: f6b.above_one) on one length's per-seed noise ratios:
+    statement ``id``, the ratio's interval (the page's, on the ratio's range) against 1."""
     if len(ratios) < 2:
         return rule.verdict(PENDING)
-    sign = interval_sign(pd.Series(list(ratios), dtype=float) - 1, RATIO_MINUS_ONE)
-    return rule.verdict({1: "above", -1: "below", 0: "inside"}[sign], values=list(ratios), null=1.0)
+    x = pd.Series(list(ratios), dtype=float)
+    lo, hi = seed_interval(list(x - 1), RATIO_MINUS_ONE)
+    number = Interval(float(x.mean()), lo + 1, hi + 1, len(x), int((x > 1).sum()), int((x < 1).sum()), null=1.0,
+                      bounds=(0.0, float("inf")))  # fmt: skip
+    return rule.state(id or rule.name, "does GRPO's gradient noise exceed GSPO's (ratio above 1)?", number,
+                      words=null_words(rule, list(x), 1.0))  # fmt: skip
 
 
 def trend(table: pd.DataFrame, x: str = "length", y: str = "noise_ratio_kK") -> tuple[float, float, float]:
@@ -152,20 +165,30 @@ def declared_reading(table: pd.DataFrame, rule: Rule, x: str = "length", y: str 
     return trend_outcome(*trend(table, x, y)[1:])
 
 
-def grows_verdict(table: pd.DataFrame, rule: Rule = GROWS, x: str = "length") -> Verdict:
+def trend_statement(table: pd.DataFrame, rule: Rule, x: str, y: str, id: str, question: str):
+    """``rule`` (outcomes grows / shrinks / none) on ``y``'s trend against log2(``x``): the per-seed slopes' mean and
+    t interval (:func:`seed_trend`) as statement ``id``."""
+    slope, lo, hi = seed_trend(table, x, y)
+    values = seed_slopes(table, x, y)
+    number = Interval(slope, lo, hi, len(values), int((values > 0).sum()), int((values < 0).sum()))
+    return rule.state(id or rule.name, question, number, words=null_words(rule, values))
+
+
+def grows_verdict(table: pd.DataFrame, rule: Rule = GROWS, x: str = "length", id: str = ""):
     """``f6.grows`` (or ``rule``: f6b.grows, against ``x``) on the unclipped cells (columns ``x``, noise_ratio_kK;
-    module docstring), read on the per-seed slopes (:func:`seed_trend`)."""
+    module docstring), read on the per-seed slopes (:func:`seed_trend`): statement ``id``."""
     if table[x].nunique() < 2:
         return rule.verdict(PENDING)
-    _, lo, hi = seed_trend(table, x)
-    return rule.verdict(trend_outcome(lo, hi), values=seed_slopes(table, x))
+    return trend_statement(table, rule, x, "noise_ratio_kK", id, "does the gradient-noise ratio grow with length?")
 
 
-def relvar_change_verdict(diff: pd.Series) -> Verdict:
-    """``f6.relvar_change`` on one objective's per-seed RelVar difference, clipped minus unclipped."""
+def relvar_change_verdict(diff: pd.Series, id: str = ""):
+    """``f6.relvar_change`` on one objective's per-seed RelVar difference, clipped minus unclipped: statement ``id``."""
     if len(diff) < 2:
         return RELVAR_CHANGE.verdict(PENDING)
-    return RELVAR_CHANGE.verdict({1: "rises", -1: "falls", 0: "none"}[interval_sign(diff, UNBOUNDED)], values=diff)
+    number = Interval.of(diff, lambda v: seed_interval(v, UNBOUNDED))
+    return RELVAR_CHANGE.state(id or RELVAR_CHANGE.name, "does clipping change the ratio's relative variance?", number,
+                               words=null_words(RELVAR_CHANGE, diff))  # fmt: skip
 
 
 def _rows(table: pd.DataFrame) -> list[list]:
@@ -195,7 +218,7 @@ def section() -> tuple[dict, dict]:
         {
             "L": L,
             "ratio": mean_ci(summary(g["noise_ratio_kK"], null=1.0)),
-            "verdict": above_one_verdict(g["noise_ratio_kK"]),
+            "verdict": above_one_verdict(g["noise_ratio_kK"], id=f"f6.above_one.L{L}"),
         }
         for L, g in unclipped.groupby("length")
     ]
@@ -213,19 +236,19 @@ def section() -> tuple[dict, dict]:
                 "unclipped": num(pair[(col, False)].mean()),
                 "clipped": num(pair[(col, True)].mean()),
                 "diff": diff_cell(diff, UNBOUNDED),
-                "verdict": relvar_change_verdict(diff),
+                "verdict": relvar_change_verdict(diff, f"f6.relvar_change.{objective}"),
             }
         )
     ctx = {
         "progress": progress(s),
         "rows": _rows(table),
         "per_length": per_length,
-        "grows": grows_verdict(unclipped),
+        "grows": grows_verdict(unclipped, id="f6.grows"),
         "grows_declared": declared_reading(unclipped, GROWS),
         "slope": slope_cell(unclipped),
         "clipped_L": length,
         "clipped_ratio": mean_ci(summary(clipped["noise_ratio_kK"], null=1.0)),
-        "clipped": above_one_verdict(clipped["noise_ratio_kK"]),
+        "clipped": above_one_verdict(clipped["noise_ratio_kK"], id="f6.above_one.clipped"),
         "change": change,
     }
     return ctx, {"f6_noise": (table[["length", "clipped", "seed", "noise_ratio_kK"]], _plot_noise)}

@@ -15,6 +15,7 @@ from gspo_lab.experiments.stats import paired_diff, seed_interval
 from gspo_lab.experiments.store import finished
 from gspo_record.fmt import diff_cell, mean_ci, num, summary
 from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.statements import Interval
 from gspo_record.tables import progress, spec
 
 __all__ = ["CREDIT", "CONFIRM", "credit_verdict", "confirm_verdict", "section"]
@@ -42,17 +43,19 @@ CONFIRM = register(
         declared="data/specs/f7c_token_confirm.toml, before its runs",
         marker="Declared: the gain at lambda = 1 is confirmed if",
         specs=("f7c_token_confirm",),
+        reads={"above": "confirmed", "below": "not", "none": "not"},
     )
 )
 CONFIRM_SPEC = "f7c_token_confirm"
 
 
-def confirm_verdict(diff: pd.Series) -> Verdict:
-    """``f7.confirm``: GSPO-token (λ) − GSPO final held-out accuracy on the fresh seeds, interval above 0."""
-    if len(diff) < 2:
+def confirm_verdict(diff: pd.Series, id: str = "f7.confirm"):
+    """``f7.confirm``: GSPO-token (λ) − GSPO final held-out accuracy on the fresh seeds, interval above 0: statement
+    ``id``, the difference with the page's interval on its range; pending without two seeds."""
+    if sum(v == v for v in diff) < 2:
         return CONFIRM.verdict(PENDING)
-    lo, _ = seed_interval(list(diff), DIFFERENCE)
-    return CONFIRM.verdict("confirmed" if lo > 0 else "not")
+    number = Interval.of(diff, lambda x: seed_interval(x, DIFFERENCE), bounds=DIFFERENCE)
+    return CONFIRM.state(id, "does per-token credit's gain over GSPO hold on fresh seeds?", number)
 
 
 def _arms(table: pd.DataFrame) -> pd.DataFrame:
@@ -102,7 +105,13 @@ def section() -> tuple[dict, dict]:
     confirm, items = [], []
     for arm_id in ("gspo_token λ=0.5", "gspo_token λ=1"):
         d = paired_diff(fresh, arm_id, BASE, "eval_final")
-        confirm.append({"lam": arm_id.split("=")[1], "verdict": confirm_verdict(d), "diff": diff_cell(d)})
+        confirm.append(
+            {
+                "lam": arm_id.split("=")[1],
+                "verdict": confirm_verdict(d, f"f7.confirm.{arm_id.split('=')[1]}"),
+                "diff": diff_cell(d),
+            }
+        )
         items.append((f"λ = {arm_id.split('=')[1]}, fresh seeds", d, DIFFERENCE))
     return {
         "progress": progress(s),
