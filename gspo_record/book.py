@@ -31,6 +31,9 @@ def consistent(number, outcome: str) -> bool:
                 "inconclusive": m > 0 and not inside and side["none"]}.get(outcome, False)  # fmt: skip
     if hasattr(number, "parts"):  # a joint: each part's outcome found by this check alone, then its combination
         return _joint_consistent(number, outcome)
+    if type(number).__name__ == "Margin":  # a mean against a declared margin (gspo_record.margin)
+        inside = abs(number.estimate) <= number.margin
+        return {"within": inside, "outside": not inside}.get(outcome, False)
     if isinstance(number, Count):
         k, n = number.k * number.per, number.n
         high, low = k >= number.at_least * n, k <= number.at_most * n
@@ -53,9 +56,8 @@ def _joint_consistent(number, outcome: str) -> bool:
             return False
         parts[name] = said[0]
     excludes = [
-        o in (part.shown if hasattr(part, "parts") else _EXCLUDES_NULL)
-        for (_, part), o in zip(number.parts, parts.values(), strict=True)
-    ]  # a joint part: an outcome its combination shows
+        o in getattr(part, "shown", _EXCLUDES_NULL) for (_, part), o in zip(number.parts, parts.values(), strict=True)
+    ]  # a joint or margin part: an outcome it shows
     shown = outcome not in number.shown or any(excludes)
     return COMBINES[number.combine].fn(parts) == outcome and shown
 

@@ -71,7 +71,7 @@ class Joint:
         if names != COMBINES[self.combine].parts:
             raise StatementError(f"joint {self.combine}: parts must be {COMBINES[self.combine].parts}, got {names}")
         for name, part in self.parts:
-            if type(part) not in (*_PARTS, Joint):
+            if type(part) not in (*_PARTS, Joint) and type(part).__name__ != "Margin":
                 raise StatementError(f"joint {self.combine}: part {name!r} must be an Interval, Count, Boundaries or "
                                      f"Joint, got {type(part).__name__}")  # fmt: skip
 

@@ -30,6 +30,9 @@ RELABELLED = (
      "… no direction (norm) effect shown (with the null kind's sign counts)",
      "… its direction (norm) not shown to [protect], beside all four effects",
      "an effect shown below 0 is shown, not absent; the statement prints each effect's interval and sign count"),
+    ("f11f.mask", "supported", "supported: the mask saves CISPO",
+     "supported: with the mask CISPO did not collapse, without it it did, and it did not end below GRPO",
+     "\"saves\" is not what the rule reads: it reads two collapse counts and the mask arm's place against GRPO"),
     ("f11.position and the rules that read it", "every outcome", "… − GSPO: direction consistent (5/5 < 0) …",
      "the rule's words, beside both differences", "each difference prints its own interval and sign count"),
 )  # fmt: skip

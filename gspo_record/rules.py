@@ -78,9 +78,10 @@ def null_words(rule: Rule, values, null: float = 0.0) -> dict[str, str]:
     """The words :meth:`Rule.state` gives each statement outcome (through ``rule.reads``), the one read as the rule's
     :attr:`~Rule.null` outcome qualified as :meth:`Rule.verdict` qualifies it for the per-seed ``values``: "direction
     consistent (5/5 > 0), size unresolved" when they all share a side of ``null`` (issue 35)."""
-    words = {o: rule.outcomes[r] for o, r in rule.reads.items()}
+    reads = rule.reads or {o: o for o in rule.outcomes}  # a joint's combination gives the rule's outcomes
+    words = {o: rule.outcomes[r] for o, r in reads.items()}
     count = consistent(values, null)
-    for o, r in rule.reads.items():
+    for o, r in reads.items():
         if r == rule.null and count:
             words[o] = consistent_label(count)
         elif r == rule.null and rule.null_count:

@@ -18,9 +18,8 @@ boundary's, which two margin readings give (the paired difference beside it says
 statement's ``words`` are checked against that when it is made (:func:`check_words`). The book of one build,
 supersession, prose's ``expect`` and the lint's own check of an outcome against its number
 (:func:`gspo_record.book.consistent`, written apart from :data:`OUTCOMES`): :mod:`gspo_record.book`. Several numbers
-read together by a rule (two collapse counts, four effects): :mod:`gspo_record.joint`. Supersession (item 2): a
-statement that asks the same question on more data (ten seeds over five, endpoint v2 over v1) names what it supersedes.
-"""
+read together by a rule (two collapse counts, four effects): :mod:`gspo_record.joint`. A statement on more data (ten
+seeds over five, endpoint v2 over v1) names what it supersedes (item 2)."""
 
 from __future__ import annotations
 
@@ -106,6 +105,7 @@ class Count:
     at_least: int
     at_most: int
     per: int = 5
+    wilson_shown: bool = True  # False for a count of steps or grid points, not of seeds: no rate to estimate
 
     def __post_init__(self):
         if not 0 <= self.k <= self.n or self.n < 1:
@@ -119,7 +119,7 @@ class Count:
 
     def __str__(self) -> str:
         lo, hi = self.wilson
-        return f"{self.k}/{self.n} [{lo:.2f}, {hi:.2f}]"
+        return f"{self.k}/{self.n}" + (f" [{lo:.2f}, {hi:.2f}]" if self.wilson_shown else "")
 
 
 @dataclass(frozen=True)

@@ -807,9 +807,10 @@ RULE_MUTANTS += [
           "'stable' loosened from at most 1 of 5 collapsed to 2 of 5"),
     _rule("f11e.warmup", "4/5 collapsed, 20 rollouts later", "gspo_record.f11.ladder.DELAY_ROLLOUTS",
           _same(30), "a delay read only past 30 rollouts (the declared 10)"),
-    _rule("f11f.mask", "mask 4/5", "gspo_record.f11.arms.COLLAPSES_AT_LEAST", _same(5),
+    _rule("f11f.mask", "mask 4/5", "gspo_record.f11.arms.collapsed", _same(lambda k, n: Count(k, n, 5, 1)),
           "'collapses' tightened from 4 of 5 to 5 of 5 (the masked arm's 4/5 no longer refutes)"),
-    _rule("f11g.one_update", "CISPO 4/5 at M = 1", "gspo_record.f11.arms.COLLAPSES_AT_LEAST", _same(5),
+    _rule("f11g.one_update", "CISPO 4/5 at M = 1", "gspo_record.f11.arms.collapsed",
+          _same(lambda k, n: Count(k, n, 5, rules.STABLE_AT_MOST)),
           "'collapses' tightened from 4 of 5 to 5 of 5 (a successor's 4/5 at M = 1 no longer flags an artefact)"),
 ]  # fmt: skip
 MUTANTS += RULE_MUTANTS

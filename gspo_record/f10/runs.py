@@ -195,7 +195,7 @@ def _onset(table: pd.DataFrame) -> tuple[list, list, list, pd.DataFrame]:
         points = [{"clip": c, "late": num(g["late_acc"].mean()), "k": int(g["collapsed"].sum()), "n": len(g)}
                   for c in ONSET_CAPS if len(g := grpo[grpo["clip"] == c])]  # fmt: skip
         dose.append({"model": model, "steps": steps, "points": points,
-                     "trend": dose_trend_verdict(grpo, ONSET_CAPS)})  # fmt: skip
+                     "trend": dose_trend_verdict(grpo, ONSET_CAPS, f"f10.dose_trend.{model}")})  # fmt: skip
         curves.append(grpo[["model", "clip", "seed", "late_acc", "collapsed"]])
         for cap in ("20", "15"):
             g = grpo[grpo["clip"] == cap]

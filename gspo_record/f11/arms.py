@@ -20,8 +20,10 @@ import pandas as pd
 
 from gspo_lab.experiments import failure
 from gspo_lab.experiments.reading import remember
+from gspo_record.f2.collapse import collapsed
 from gspo_record.f11.regimes import per_rollout
 from gspo_record.f11.successors import POSITION, position
+from gspo_record.joint import Joint, combination, joint_outcome
 from gspo_record.rules import COLLAPSES_AT_LEAST, PENDING, STABLE_AT_MOST, Rule, register
 from gspo_record.tables import declared, spec
 
@@ -52,7 +54,9 @@ MASK = register(
     Rule(
         "f11f.mask",
         "11",
-        {"supported": "supported: the mask saves CISPO", "refuted": "refuted: CISPO collapses with the mask",
+        {"supported": "supported: with the mask CISPO did not collapse, without it it did, and it did not end below "
+                      "GRPO",
+         "refuted": "refuted: CISPO collapses with the mask",
          "unresolved": "unresolved"},
         {"STABLE_AT_MOST": STABLE_AT_MOST, "COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST},
         declared="data/specs/f11f_cispo_arms.toml, before its runs (the reading it tests is post hoc)",
@@ -126,40 +130,69 @@ def arm_verdicts(table: pd.DataFrame) -> list[dict]:
     return out
 
 
-def mask_outcome(table: pd.DataFrame, metric: str = "late_acc") -> str:  # noqa: D417
-    """``f11f.mask``'s outcome on ``table`` (f11f's runs): PENDING without both CISPO arms."""
+def mask_combine(mask: str, cispo: str, position: str) -> str:
+    """``f11f.mask`` from its parts' outcomes: *refuted* when CISPO with the mask collapses (>= 4/5); *supported* when
+    it is stable (<= 1/5), not below GRPO, and CISPO without it collapses; else *unresolved*."""
+    if mask == "at_least":
+        return "refuted"
+    return "supported" if mask == "at_most" and position != "below_grpo" and cispo == "at_least" else "unresolved"
 
+
+_MASK_PARTS = ("CISPO + mask", "CISPO", "CISPO + mask's late accuracy")
+combination("f11f.mask", tuple(MASK.outcomes), _MASK_PARTS, shown=("supported",))(
+    lambda o: mask_combine(*(o[k] for k in _MASK_PARTS))  # looked up when called: a mutant of it is read
+)
+
+
+def _mask_number(table: pd.DataFrame, metric: str = "late_acc"):
+    """The joint number ``f11f.mask`` reads (both CISPO arms' collapse counts, the mask arm's position against GRPO
+    and GSPO on ``metric``), None without both arms."""
     m8 = table[table["source"] == SPEC_F] if "source" in table else table
     (k_mask, n_mask), (k_cispo, n_cispo) = _count(m8, "cispo_mask"), _count(m8, "cispo")
-    if not n_mask or not n_cispo:
-        return PENDING
-    if k_mask >= COLLAPSES_AT_LEAST * n_mask / 5:
-        return "refuted"
-    below = position(m8, "cispo_mask", metric, rule=ARM).outcome == "below_grpo"
-    if k_mask <= STABLE_AT_MOST * n_mask / 5 and not below and k_cispo >= COLLAPSES_AT_LEAST * n_cispo / 5:
-        return "supported"
-    return "unresolved"
+    where = position(m8, "cispo_mask", metric, rule=ARM) if n_mask and n_cispo else None
+    if where is None or where.outcome == PENDING:
+        return None
+    parts = (collapsed(k_mask, n_mask), collapsed(k_cispo, n_cispo), where.number)
+    return Joint("f11f.mask", tuple(zip(_MASK_PARTS, parts, strict=True)))
 
 
-def mask_verdict(table: pd.DataFrame):
-    """Rule ``f11f.mask`` (the page's robustness pass re-reads it with each seed left out and on the secondary
-    endpoints: gspo_record/robust.py)."""
-    outcome = mask_outcome(table)
-    if outcome == PENDING:
+def mask_outcome(table: pd.DataFrame, metric: str = "late_acc") -> str:  # noqa: D417
+    """``f11f.mask``'s outcome on ``table`` (f11f's runs): PENDING without both CISPO arms."""
+    number = _mask_number(table, metric)
+    return PENDING if number is None else joint_outcome(number)
+
+
+def mask_verdict(table: pd.DataFrame, id: str = "f11f.mask"):
+    """Rule ``f11f.mask`` as statement ``id`` (the page's robustness pass re-reads it with each seed left out and on
+    the secondary endpoints: gspo_record/robust.py)."""
+    number = _mask_number(table)
+    if number is None:
         return MASK.verdict(PENDING)
     done = int((table["arm_id"] == "cispo_mask").sum())
-    return MASK.verdict(outcome, "" if done >= SEEDS else f"{done} of {SEEDS} seeds finished")
+    return MASK.state(id, "does MiniMax-M1's token mask keep CISPO from collapsing without ending below GRPO?", number,
+                      provisional="" if done >= SEEDS else f"{done} of {SEEDS} seeds finished")  # fmt: skip
 
 
-def one_update_verdict(table: pd.DataFrame):
-    """Rule ``f11g.one_update`` on f11g's runs (M = 1): PENDING until GRPO, CISPO and SAPO each have a run."""
+def one_update_outcome(o: dict) -> str:
+    """``f11g.one_update`` from the three collapse counts' outcomes: *artefact* when CISPO or SAPO collapses (>= 4/5),
+    *kept* when all three are stable (<= 1/5), else *unresolved*."""
+    if "at_least" in (o["CISPO"], o["SAPO"]):
+        return "artefact"
+    return "kept" if o["GRPO"] == o["CISPO"] == o["SAPO"] == "at_most" else "unresolved"
+
+
+combination("f11g.one_update", tuple(ONE_UPDATE.outcomes), ("GRPO", "CISPO", "SAPO"), shown=("artefact",))(
+    lambda o: one_update_outcome(o)  # noqa: PLW0108 - looked up when called: a mutant of it is what is read
+)
+
+
+def one_update_verdict(table: pd.DataFrame, id: str = "f11g.one_update"):
+    """Rule ``f11g.one_update`` on f11g's runs (M = 1): a joint statement of the three collapse counts on the shared
+    thresholds; PENDING until GRPO, CISPO and SAPO each have a run."""
     counts = {a: _count(table, f"{a}@M1") for a in ("grpo", "cispo", "sapo")}
     if any(n == 0 for _, n in counts.values()):
         return ONE_UPDATE.verdict(PENDING)
     done = min(n for _, n in counts.values())
     note = "" if done >= SEEDS else f"{done} of {SEEDS} seeds finished"
-    if any(k >= COLLAPSES_AT_LEAST * n / 5 for a, (k, n) in counts.items() if a != "grpo"):
-        return ONE_UPDATE.verdict("artefact", note)
-    if all(k <= STABLE_AT_MOST * n / 5 for k, n in counts.values()):
-        return ONE_UPDATE.verdict("kept", note)
-    return ONE_UPDATE.verdict("unresolved", note)
+    number = Joint("f11g.one_update", tuple((a.upper(), collapsed(k, n)) for a, (k, n) in counts.items()))
+    return ONE_UPDATE.state(id, "does a successor collapse with on-policy updates (M = 1)?", number, provisional=note)

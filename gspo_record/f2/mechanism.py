@@ -19,9 +19,10 @@ import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.spec import cells
-from gspo_lab.experiments.stats import interval_sign, paired_diff, rate_table
+from gspo_lab.experiments.stats import paired_diff, rate_table, seed_interval
 from gspo_record.f2.spikes import plot_spikes
 from gspo_record.fmt import mean_ci, num, summary
+from gspo_record.joint import Joint, combination
 from gspo_record.rules import (
     COLLAPSES_AT_LEAST,
     PENDING,
@@ -30,8 +31,10 @@ from gspo_record.rules import (
     Verdict,
     class_verdict,
     collapse_class,
+    null_words,
     register,
 )
+from gspo_record.statements import Count, Interval
 from gspo_record.tables import (
     F2,
     FIRST,
@@ -138,18 +141,36 @@ DOSE_TREND = register(
 CAPS = ("off", "30", "10", "1")
 
 
-def dose_trend_verdict(late: pd.DataFrame, caps: tuple[str, ...] | None = None) -> Verdict:
+def dose_trend_outcome(ends: str, steps: str) -> str:
+    """``f2e.dose_trend`` from its parts' outcomes: *none* unless the tightest − no-cap interval lies above 0; then
+    *rises* when the mean rises at every step, else *overall*."""
+    if ends != "above":
+        return "none"
+    return "rises" if steps == "at_least" else "overall"
+
+
+_DOSE_PARTS = ("tightest − no cap", "steps where the mean rises")
+combination("f2e.dose_trend", tuple(DOSE_TREND.outcomes), _DOSE_PARTS, shown=("rises", "overall"))(
+    lambda o: dose_trend_outcome(*(o[k] for k in _DOSE_PARTS))  # looked up when called: a mutant of it is read
+)
+
+
+def dose_trend_verdict(late: pd.DataFrame, caps: tuple[str, ...] | None = None, id: str = "f2e.dose_trend"):
     """``f2e.dose_trend`` on one model's GRPO runs (columns clip in ``caps``, default :data:`CAPS`, from no cap to the
     tightest; seed, late_acc): *rises* when the mean late held-out accuracy grows at every tighter cap and the paired
-    tightest − no-cap difference has its interval above 0; *overall* when only the latter holds; else *none*."""
+    tightest − no-cap difference has its interval above 0; *overall* when only the latter holds; else *none*. A joint
+    statement of that interval and the count of steps at which the mean rises (steps, not seeds: no rate)."""
     caps = caps or CAPS
     means = [late[late["clip"] == c]["late_acc"].mean() for c in caps]
-    if any(pd.isna(m) for m in means):
-        return DOSE_TREND.verdict(PENDING)
     ends = paired_diff(late.assign(arm_id=late["clip"]), caps[-1], caps[0], "late_acc")
-    if interval_sign(ends, DIFFERENCE) <= 0:
-        return DOSE_TREND.verdict("none", values=ends)
-    return DOSE_TREND.verdict("rises" if all(a < b for a, b in zip(means, means[1:], strict=False)) else "overall")
+    if any(pd.isna(m) for m in means) or len(ends) < 2:
+        return DOSE_TREND.verdict(PENDING)
+    rising, steps = sum(a < b for a, b in zip(means, means[1:], strict=False)), len(means) - 1
+    parts = (Interval.of(ends, lambda x: seed_interval(x, DIFFERENCE), bounds=DIFFERENCE),
+             Count(rising, steps, steps, steps - 1, steps, wilson_shown=False))  # fmt: skip
+    return DOSE_TREND.state(id, "does GRPO's late accuracy rise as the grad-norm cap tightens?",
+                            Joint("f2e.dose_trend", tuple(zip(_DOSE_PARTS, parts, strict=True))),
+                            words=null_words(DOSE_TREND, ends))  # fmt: skip
 
 
 def intervention_verdict(rule: Rule, k: int, n: int, peak_median: float, seeds_declared: int) -> Verdict:
@@ -254,7 +275,7 @@ def _dose(table: pd.DataFrame) -> list[dict]:
             for c in CAPS
             if len(d := g[g["clip"] == c])
         ]
-        dose.append({"model": model, "steps": steps, "trend": dose_trend_verdict(g)})
+        dose.append({"model": model, "steps": steps, "trend": dose_trend_verdict(g, id=f"f2e.dose_trend.{model}")})
     return dose
 
 

@@ -8,16 +8,12 @@ the bf16 sampler's mean length-normalised |Δ| lies above GSPO's ε_low (:data:`
 the fp32 sampler's (the same weights and precision: the floor) lies below it; it *does not hold* when the bf16
 interval lies below ε_low on every cold start; else *mixed*.
 
-Rule ``f5.claim`` (:func:`claim_verdict`), declared in ``f5_precision_train.toml`` before its runs: *reproduced* if GSPO
-on bf16 log-probs ends within ``CLOSE_ACC`` held-out accuracy of GSPO on recomputed ones (mean paired difference)
-while GRPO does not; *both within the margin* if both do (a margin the rule cannot see past: a paired difference
-inside it may still have every seed on one side); else *not reproduced*. Each arm's paired difference is also
-classified by :func:`~gspo_lab.experiments.stats.interval_sign` (its 95 % interval above or below 0), rule
-``f5.nonzero``.
-
-Rule ``f5.confirm`` (:func:`confirm_verdict`), declared in ``f5_precision_confirm.toml`` before its runs: a difference
-whose interval excluded 0 on the first seeds is *confirmed* if its interval on the fresh seeds excludes 0 with the
-same sign, else *not confirmed*; one whose interval included 0 has *nothing to confirm*.
+Rule ``f5.claim`` (:func:`claim_verdict`, f5_precision_train.toml, before its runs): *reproduced* if GSPO on bf16
+log-probs ends within ``CLOSE_ACC`` held-out accuracy of GSPO on recomputed ones (the mean paired difference,
+:class:`~gspo_record.margin.Margin`) while GRPO does not; *both within the margin* if both do; else *not reproduced*.
+Rule ``f5.nonzero``: each arm's paired difference by its 95 % interval. Rule ``f5.confirm`` (:func:`confirm_verdict`,
+f5_precision_confirm.toml, before its runs): a difference whose interval excluded 0 on the first seeds is *confirmed*
+if its interval on the fresh seeds excludes 0 with the same sign, else *not confirmed*; else *nothing to confirm*.
 """
 
 from __future__ import annotations
@@ -31,6 +27,8 @@ from gspo_lab.experiments.stats import interval_sign, paired_diff, seed_interval
 from gspo_lab.experiments.store import finished
 from gspo_lab.objectives import GSPO_CLIP
 from gspo_record.fmt import clip_label, diff_cell, mean_ci, num, summary
+from gspo_record.joint import Joint, combination
+from gspo_record.margin import Margin
 from gspo_record.rules import PENDING, Rule, Verdict, null_words, register
 from gspo_record.statements import Interval
 from gspo_record.tables import progress, spec, with_first_update_clip
@@ -115,19 +113,36 @@ def premise_verdict(table: pd.DataFrame, eps: float = GSPO_CLIP.low) -> Verdict:
     """``f5.premise`` on the probe's table (columns checkpoint, bf16_seq_mean, fp32_seq_mean; module docstring)."""
     if table.empty:
         return PREMISE.verdict(PENDING)
-    above, below = [], []
-    for _, g in table.groupby("checkpoint"):
-        bf16, fp32 = summary(g["bf16_seq_mean"]), summary(g["fp32_seq_mean"])
-        above.append(bf16["ci_low"] > eps and fp32["ci_high"] < eps)
-        below.append(bf16["ci_high"] < eps)
+    rows = [(summary(g["bf16_seq_mean"]), summary(g["fp32_seq_mean"])) for _, g in table.groupby("checkpoint")]
+    above = [bf16["ci_low"] > eps and fp32["ci_high"] < eps for bf16, fp32 in rows]
+    below = [bf16["ci_high"] < eps for bf16, _ in rows]
     return PREMISE.verdict("holds" if all(above) else ("not" if all(below) else "mixed"))
 
 
-def claim_verdict(grpo: pd.Series, gspo: pd.Series, seeds_declared: int) -> Verdict:
-    """``f5.claim`` on the per-seed differences (bf16 − recomputed) of GRPO and of GSPO at paper ε."""
-    close_g, close_s = abs(grpo.mean()) <= CLOSE_ACC, abs(gspo.mean()) <= CLOSE_ACC
-    outcome = ("indistinct" if close_g else "reproduced") if close_s else "not"
-    return CLAIM.verdict(outcome, "" if min(len(grpo), len(gspo)) >= seeds_declared else "not all seeds finished")
+def claim_outcome(grpo: str, gspo: str) -> str:
+    """``f5.claim`` from its two margins' outcomes (module docstring)."""
+    return ("indistinct" if grpo == "within" else "reproduced") if gspo == "within" else "not"
+
+
+_CLAIM_PARTS = ("GRPO bf16 − recomputed", "GSPO bf16 − recomputed")
+combination("f5.claim", tuple(CLAIM.outcomes), _CLAIM_PARTS, shown=("reproduced", "not"))(
+    lambda o: claim_outcome(*(o[k] for k in _CLAIM_PARTS))  # looked up when called: a mutant of it is read
+)
+
+
+def claim_verdict(grpo: pd.Series, gspo: pd.Series, seeds_declared: int, id: str = "f5.claim"):
+    """``f5.claim`` on the per-seed differences (bf16 − recomputed) of GRPO and of GSPO at paper ε: each mean against
+    the declared 0.05."""
+    if min(len(grpo), len(gspo)) < 2:
+        return CLAIM.verdict(PENDING)
+    parts = tuple((name, Margin.of(d, lambda x: seed_interval(x, DIFFERENCE), CLOSE_ACC))
+                  for name, d in zip(_CLAIM_PARTS, (grpo, gspo), strict=True))  # fmt: skip
+    return CLAIM.state(
+        id,
+        "does GSPO tolerate bf16 log-probs as π_old where GRPO does not?",
+        Joint("f5.claim", parts),
+        provisional="" if min(len(grpo), len(gspo)) >= seeds_declared else "not all seeds finished",
+    )
 
 
 def nonzero_verdict(diff: pd.Series, id: str = "f5.nonzero"):
@@ -275,7 +290,7 @@ def confirm_section() -> tuple[dict, dict]:
         "verdicts": verdicts,
         "seeds": seeds,
         "note": "" if done else " (provisional: not all cells finished)",
-        "pooled": claim_verdict(pooled["grpo"], pooled["gspo"], 2 * len(s.confirm_seeds)),
+        "pooled": claim_verdict(pooled["grpo"], pooled["gspo"], 2 * len(s.confirm_seeds), "f5.claim.pooled"),
         "pooled_diff": {o: diff_cell(d) for o, d in pooled.items()},
     }
     items = [(f"{o.upper()}, all {len(d)} seeds", d, DIFFERENCE) for o, d in pooled.items()]
