@@ -173,12 +173,13 @@ class Book:
     def expect(self, id, outcome: str) -> str:
         """Empty when statement ``id``'s outcome is ``outcome`` (what a written sentence assumes); StatementError
         otherwise, naming both, so the sentence is rewritten. ``id`` may also be a statement itself (its outcome or
-        its rule's reading of it is compared) or a verdict a rule read (a finding not yet written as statements)."""
-        if isinstance(id, str | Statement):
-            s = self.summary(id if isinstance(id, str) else id.id)
-            id, got, said = s.id, s.outcome, {s.outcome, s.rule_outcome}  # its own outcome, or its rule's reading
-        else:
-            id, got, said = f"rule {id.rule}", id.outcome, {id.outcome}
+        its rule's reading of it is compared); a rule's bare Verdict is refused: summaries render statements only."""
+        if not isinstance(id, str | Statement):  # a rule's Verdict: words with no number to be about (issue 48)
+            raise StatementError(f"prose assumes rule {getattr(id, 'rule', id)!r} reads {outcome!r}: a summary renders "
+                                 "statements only; make the rule's verdict a statement (Rule.state)")  # fmt: skip
+        s = self.summary(id if isinstance(id, str) else id.id)
+        got, said = s.outcome, {s.outcome, s.rule_outcome}  # its own outcome, or its rule's reading of it
+        id = s.id
         if outcome not in said:
             raise StatementError(f"prose assumes {id} reads {outcome!r}; the data give {got!r}: rewrite the sentence")
         return ""

@@ -94,3 +94,15 @@ def test_the_interval_parts_are_the_declared_ones_on_the_difference_range():
     s = f11.position_verdict(UP, MIXED)
     part = s.number.part("− GRPO")
     assert isinstance(part, Interval) and part.bounds == (-1.0, 1.0) and part.n == 5 and part.above == 5
+
+
+def test_a_summary_renders_statements_only_and_a_bare_verdict_fails():
+    """Issue 48, item 1: a sentence that assumes a rule's bare Verdict (words with no number) fails the build; the same
+    rule read as a statement passes and names its own outcome or its rule's reading of it."""
+    verdict = f2.COLLAPSE.verdict("separates")
+    book = Book.of([f2.dense_verdict(4, 5, 5)])
+    with pytest.raises(StatementError, match="renders statements only"):
+        book.expect(verdict, "separates")
+    assert book.expect("f2.dense", "not_specific") == "" and book.expect("f2.dense", "at_least") == ""
+    with pytest.raises(StatementError, match="the data give 'at_least'"):
+        book.expect("f2.dense", "specific")
