@@ -30,6 +30,10 @@ RELABELLED = (
      "… no direction (norm) effect shown (with the null kind's sign counts)",
      "… its direction (norm) not shown to [protect], beside all four effects",
      "an effect shown below 0 is shown, not absent; the statement prints each effect's interval and sign count"),
+    ("f11e.kl50", "crossing", "collapse sets in near this drift",
+     "a logistic fit puts half the runs collapsed at this drift (a fit over the ladder, not a threshold)",
+     "the rule fits a curve over every dose; the ladder's own warm-up runs collapse at other drifts, so it names no "
+     "threshold"),
     ("f11f.mask", "supported", "supported: the mask saves CISPO",
      "supported: with the mask CISPO did not collapse, without it it did, and it did not end below GRPO",
      "\"saves\" is not what the rule reads: it reads two collapse counts and the mask arm's place against GRPO"),

@@ -57,7 +57,8 @@ KL50 = register(
     Rule(
         "f11e.kl50",
         "11",
-        {"crossing": "collapse sets in near this drift", "all": "no threshold in range: every run collapsed",
+        {"crossing": "a logistic fit puts half the runs collapsed at this drift (a fit over the ladder, not a "
+                     "threshold)", "all": "no threshold in range: every run collapsed",
          "none": "no threshold in range: no run collapsed", "few": "no threshold in range: too few runs of a class"},
         {"MIN_EACH": MIN_EACH, "LEVEL": 0.95, "RIDGE": RIDGE},
         declared=_SPEC_LINE,
