@@ -131,7 +131,8 @@ def _row(n: str, title: str, claim: str, number: str, verdict, *by, sure: str = 
     verdicts = [v for v in (verdict, *by) if hasattr(v, "rule")]
     how = sure or ("post hoc" if any(v.post_hoc for v in verdicts) else "declared")
     if fragile := [v for v in verdicts if v.fragile]:  # the page's robustness readings (gspo_record/robust.py)
-        how += "; fragile" + ("" if len(fragile) == len(verdicts) else f" ({len(fragile)} of {len(verdicts)} verdicts)")
+        share = "" if len(fragile) == len(verdicts) else f" ({len(fragile)} of {len(verdicts)} verdicts)"
+        how += "" if not share and "fragile" in how else f"; fragile{share}"  # "fragile" once, with its reason
     rules = ", ".join(dict.fromkeys(f"`{v.rule}`" for v in verdicts))
     return {"n": n, "title": title, "claim": claim, "number": number, "verdict": str(verdict), "sure": how,
             "rules": rules}  # fmt: skip

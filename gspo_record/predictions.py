@@ -5,35 +5,24 @@ A :class:`Prediction` names its spec and quotes the prediction word for word (wh
 quote is in the spec's description, so nobody paraphrases it into something that came true). Its ``score`` reads the
 build's context and returns the result (one of :data:`RESULTS`) and the evidence in words, every number from the
 context. :func:`scored` runs every one; the methods page prints them all in one table, each finding page its own.
-Findings 11e and 12 are scored so far; the other specs' predictions are listed on methods as not yet scored.
+Findings 11e and 12 are scored here; findings 2, 6, 10 and 11's other specs in their own modules
+(``gspo_record/fN/predictions.py``, built on :mod:`gspo_record.prediction`). The specs not scored yet are listed on
+methods.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from gspo_record.f2.predictions import PREDICTIONS as F2
+from gspo_record.f6.predictions import PREDICTIONS as F6
+from gspo_record.f10.predictions import PREDICTIONS as F10
+from gspo_record.f11.predictions import PREDICTIONS as F11
 from gspo_record.f12.lag_page import SHORT_ALL, largest_lags
+from gspo_record.prediction import RESULTS, Prediction, result_of
 
 __all__ = ["RESULTS", "Prediction", "PREDICTIONS", "scored", "unscored_specs", "result_of", "context"]
-
-RESULTS = ("borne out", "partly", "not borne out")
-
-
-def result_of(held: int, of: int) -> str:
-    """The result of a prediction with ``of`` parts of which ``held`` came true: all, some, none."""
-    if of < 1 or not 0 <= held <= of:
-        raise ValueError(f"need 0 <= held <= of and of >= 1, got {held} of {of}")
-    return RESULTS[0] if held == of else RESULTS[2] if held == 0 else RESULTS[1]
-
-
-@dataclass(frozen=True)
-class Prediction:
-    spec: str  # data/specs/<spec>.toml
-    finding: str  # the finding page it is printed on ("12", "11")
-    quote: str  # the prediction, word for word from the spec's description
-    score: Callable[[dict], tuple[str, str]]  # build context -> (a RESULTS entry, the evidence in words)
 
 
 def _lags(ctx: dict) -> dict[str, int]:
@@ -118,7 +107,7 @@ def _warmup(steps: int, outcome: str, any_of: bool) -> Callable[[dict], tuple[st
     return score
 
 
-PREDICTIONS = (
+_OWN = (
     Prediction("f12a_lag_search", "12", "with the behaviour policy as pi_old, GSPO's sequence band (3e-4 / 4e-4) "
                "clips nearly every stale response (clip/token_frac > 0.5 at D >= 2)", _gspo_clips_stale),
     Prediction("f12a_lag_search", "12", "it tolerates no more lag than GRPO", _gspo_no_more_than_grpo),
@@ -136,6 +125,9 @@ PREDICTIONS = (
                _warmup(80, "delays", any_of=False)),
     Prediction("f11e_dose_ladder", "11", "warm-up 320 saves at least one of them", _warmup(320, "saves", any_of=True)),
 )  # fmt: skip
+
+#: every scored prediction: findings 12 and 11e here, the others from their findings' modules (``fN/predictions.py``)
+PREDICTIONS = _OWN + F2 + F6 + F10 + F11
 
 
 def scored(ctx: dict) -> list[dict]:

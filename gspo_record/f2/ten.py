@@ -137,7 +137,7 @@ def section() -> tuple[dict, dict]:
         rows.append([model, *counts, diff, str(verdict), sure])
         gap_flips = robust_gap(m)
         verdicts.append({"model": model, "verdict": verdict, "diff": diff, "grpo": count.get("grpo", "—"),
-                         "gspo": count.get("gspo", "—"), "sure": "fragile" if flips else "robust",
+                         "gspo": count.get("gspo", "—"), "fresh": again, "sure": "fragile" if flips else "robust",
                          "why": robustness(flips[:1]) + ("; …" if len(flips) > 1 else ""),
                          "gap_sure": ("fragile: " + ", ".join(gap_flips) if gap_flips else "robust")
                          + ", a check added after the results"})  # fmt: skip
