@@ -45,7 +45,7 @@ def row10(ctx: dict, _row) -> dict:
     context = {"ten": by(f10["ten"]["verdicts"], "model"), "adam": by(f10["adam"]["accounts"], "model"),
                "sgd": by(f10["sgd_two"]["verdicts"], "model"), "accounts": by(f10["accounts"], "model"),
                "branch": branch, "revert": revert,
-               "protect": sum(b["verdict"].outcome == "higher" for b in branch)}  # fmt: skip
+               "protect": sum(b["verdict"].rule_outcome == "higher" for b in branch)}  # fmt: skip
     number, verdict = _cells("f10/prose.md", ctx["book"], **context)
     weighed = [v for a in f10["accounts"] for v in (a["verdict"], *a["parts"])]  # f10t.account and what it reads
     others = [a["verdict"] for a in f10["adam"]["accounts"] + branch + revert + f10["sgd_two"]["verdicts"]]

@@ -106,3 +106,15 @@ def test_a_summary_renders_statements_only_and_a_bare_verdict_fails():
     assert book.expect("f2.dense", "not_specific") == "" and book.expect("f2.dense", "at_least") == ""
     with pytest.raises(StatementError, match="the data give 'at_least'"):
         book.expect("f2.dense", "specific")
+
+
+def test_only_the_pages_interval_must_stay_in_range_a_re_reading_under_the_old_one_may_leave_it():
+    """The build re-reads every section under stats version 3's bootstrap-t (reread.PREVIOUS) to list the verdicts
+    that moved; that interval ignores the endpoint's range and is never printed, so only the page's is held to it."""
+    from gspo_lab.experiments.stats import interval_method
+
+    args = (0.5, -1.5, 0.9, 5, 4, 1)
+    with pytest.raises(StatementError, match="leaves the endpoint's range"):
+        Interval(*args, bounds=(-1.0, 1.0))
+    with interval_method("bootstrap_t"):
+        assert Interval(*args, bounds=(-1.0, 1.0)).lo == -1.5

@@ -17,11 +17,12 @@ import math
 import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
-from gspo_lab.experiments.stats import declared_t_sign, paired_diff
+from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_record.f10.ten import paired_flips
 from gspo_record.f10.why import SPECS
 from gspo_record.fmt import diff_cell, num, off, robustness
 from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.signed import SIGNED, signed
 from gspo_record.tables import progress, spec
 
 __all__ = ["SPEC", "ARMS", "BRANCH", "PAIRED", "POINTS", "arm_of", "branch_verdict", "paired_verdict", "spreads",
@@ -43,6 +44,7 @@ BRANCH = register(
         _DECLARED + " (Student-t interval, five paired seeds)",
         "f10z.branch per arm and branch point",
         null="none",
+        reads=SIGNED,
         specs=(SPEC,),
     )
 )
@@ -74,11 +76,11 @@ def arm_of(row) -> str:
     return f"{name}@{int(row['branch_at'])}"
 
 
-def branch_verdict(diff: pd.Series) -> Verdict:
-    """``f10z.branch`` on per-seed branch − trunk differences (pending below two seeds)."""
-    if len(diff) < 2:
-        return BRANCH.verdict(PENDING)
-    return BRANCH.verdict({1: "higher", -1: "lower", 0: "none"}[declared_t_sign(diff, DIFFERENCE)], values=diff)
+def branch_verdict(diff: pd.Series, id: str = ""):
+    """``f10z.branch`` on per-seed branch − trunk differences (declared Student-t; pending below two seeds):
+    statement ``id``."""
+    return signed(BRANCH, diff, lambda x: declared_t_interval(x, DIFFERENCE), "does the branch end above its trunk?",
+                  id, DIFFERENCE)  # fmt: skip
 
 
 def spreads(m: pd.DataFrame, arm: str, column: str = "late_acc") -> tuple[float, float]:
@@ -120,14 +122,14 @@ def section(table: pd.DataFrame) -> dict:
             if not (m["arm_id"] == name).any():
                 continue
             diff = paired_diff(m, name, "TRUNK", "late_acc")
-            verdict = branch_verdict(diff)
+            verdict = branch_verdict(diff, f"f10z.branch.{name}")
             measure = lambda runs, column, n=name: paired_diff(runs, n, "TRUNK", column)  # noqa: E731
             flips = [] if verdict.outcome == PENDING else paired_flips(measure, branch_verdict, m, verdict.outcome)
             paired, unpaired = spreads(m, name)
             tight = paired_verdict(paired, unpaired)
             g = m[m["arm_id"] == name]
             sure = robustness(flips)
-            rows.append([arm, point, diff_cell(diff), str(verdict), sure, num(paired), num(unpaired), str(tight),
+            rows.append([arm, point, diff_cell(diff), verdict.short, sure, num(paired), num(unpaired), str(tight),
                          f"{int(g['collapsed'].sum())}/{len(g)}"])  # fmt: skip
             verdicts.append({"arm": arm, "point": point, "verdict": verdict, "paired": tight})
     trunks = m[m["arm_id"] == "TRUNK"]

@@ -18,11 +18,12 @@ from gspo_lab.corrections import MODES
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.reading import remember
 from gspo_lab.experiments.spec import cells
-from gspo_lab.experiments.stats import declared_t_sign, paired_diff
+from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_lab.experiments.store import load_result, result_path
 from gspo_record.f11.regimes import DRIFT, knobs
 from gspo_record.fmt import arm_cell, diff_cell, num, robustness
 from gspo_record.rules import PENDING, Rule, class_verdict, register
+from gspo_record.signed import signed
 from gspo_record.tables import MODELS, declared, progress, spec, with_base
 
 __all__ = ["SPEC", "ARMS", "CORRECTION", "correction_verdict", "robust_correction", "runs", "section"]
@@ -44,21 +45,21 @@ CORRECTION = register(
         "f11c_corrections_dense.toml, before its runs",
         marker="f11c.correction per objective and arm against RECOMPUTE",
         null="none",
+        reads={"above": "helps", "below": "hurts", "none": "none"},
         specs=(SPEC, SPEC_DENSE),
     )
 )
 
 
-def correction_verdict(diff):
-    """Rule ``f11c.correction`` on the per-seed differences arm − RECOMPUTE."""
-    if len(diff) == 0:
-        return CORRECTION.verdict(PENDING)
-    return CORRECTION.verdict({1: "helps", -1: "hurts", 0: "none"}[declared_t_sign(diff, DIFFERENCE)], values=diff)
+def correction_verdict(diff, id: str = ""):
+    """Rule ``f11c.correction`` on the per-seed differences arm − RECOMPUTE (declared Student-t): statement ``id``."""
+    return signed(CORRECTION, diff, lambda x: declared_t_interval(x, DIFFERENCE), "does the correction change late "
+                  "accuracy against recomputed log-probs?", id, DIFFERENCE)  # fmt: skip
 
 
-def robust_correction(table: pd.DataFrame, arm: str) -> tuple:
+def robust_correction(table: pd.DataFrame, arm: str, id: str = "") -> tuple:
     """(verdict, flips) for ``arm`` on one objective's runs: the declared re-readings under which it changes."""
-    verdict = correction_verdict(paired_diff(table, arm, "RECOMPUTE", "late_acc"))
+    verdict = correction_verdict(paired_diff(table, arm, "RECOMPUTE", "late_acc"), id)
     if verdict.outcome == PENDING:
         return verdict, []
     flips = []
@@ -118,8 +119,8 @@ def section() -> tuple[dict, dict]:
             if arm == "RECOMPUTE":
                 cells_ += ["—", "the baseline", "—"]
             else:
-                verdict, flips = robust_correction(m, arm)
-                cells_ += [diff_cell(paired_diff(m, arm, "RECOMPUTE", "late_acc")), str(verdict),
+                verdict, flips = robust_correction(m, arm, f"f11c.correction.{model}.{objective}.{arm}")
+                cells_ += [diff_cell(paired_diff(m, arm, "RECOMPUTE", "late_acc")), verdict.short,
                            robustness(flips)]  # fmt: skip
                 verdicts.append(
                     {

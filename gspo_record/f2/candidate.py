@@ -13,12 +13,13 @@ from __future__ import annotations
 import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
-from gspo_lab.experiments.stats import interval_sign, paired_diff, rate_table
+from gspo_lab.experiments.stats import paired_diff, rate_table, seed_interval
 from gspo_record.book import diff_statement
 from gspo_record.f2.collapse import collapsed
 from gspo_record.fmt import diff_cell
 from gspo_record.joint import Joint, combination
 from gspo_record.rules import COLLAPSES_AT_LEAST, PENDING, TARGET_GSPO_AT_MOST, Rule, Verdict, register
+from gspo_record.signed import SIGNED, signed
 from gspo_record.statements import Count
 from gspo_record.tables import F2, FIRST, collapse_rows, declared, progress, spec, with_base, with_endpoints
 
@@ -54,6 +55,7 @@ REWARD_AUC = register(
         },
         {"LEVEL": 0.95},
         null="none",
+        reads=SIGNED,
         declared="gspo_record/f2/candidate.py, after the results (post hoc; to confirm on fresh seeds)",
         marker="def reward_auc_verdict(diff: pd.Series) -> Verdict",
         specs=(FIRST["candidate"], F2["candidate"]),
@@ -80,11 +82,10 @@ def target_verdict(k_grpo: int, n_grpo: int, k_gspo: int, n_gspo: int, seeds_dec
                         number, provisional=provisional)  # fmt: skip
 
 
-def reward_auc_verdict(diff: pd.Series) -> Verdict:
-    """``f2e.reward_auc`` on per-seed differences GSPO − GRPO of the training-reward AUC."""
-    if len(diff) < 2:
-        return REWARD_AUC.verdict(PENDING)
-    return REWARD_AUC.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)], values=diff)
+def reward_auc_verdict(diff: pd.Series, id: str = ""):
+    """``f2e.reward_auc`` on per-seed differences GSPO − GRPO of the training-reward AUC: statement ``id``."""
+    return signed(REWARD_AUC, diff, lambda x: seed_interval(x, DIFFERENCE), "is GSPO's training reward higher?", id,
+                  DIFFERENCE)  # fmt: skip
 
 
 REWARD_CONFIRM = register(
@@ -93,6 +94,7 @@ REWARD_CONFIRM = register(
         "2e",
         {"confirmed": "confirmed", "not": "not confirmed"},
         {"LEVEL": 0.95},
+        reads={"above": "confirmed", "below": "not", "none": "not"},
         declared="data/specs/f2c_reward_confirm.toml, before its runs",
         marker="Declared: the lead is confirmed if GSPO - GRPO reward AUC",
         specs=("f2c_reward_confirm",),
@@ -102,11 +104,10 @@ REWARD_CONFIRM = register(
 CONFIRM_SPEC = "f2c_reward_confirm"
 
 
-def reward_confirm_verdict(diff: pd.Series) -> Verdict:
-    """``f2e.reward_confirm``: GSPO − GRPO reward AUC on the fresh seeds, interval above 0."""
-    if len(diff) < 2:
-        return REWARD_CONFIRM.verdict(PENDING)
-    return REWARD_CONFIRM.verdict("confirmed" if interval_sign(diff, DIFFERENCE) > 0 else "not")
+def reward_confirm_verdict(diff: pd.Series, id: str = ""):
+    """``f2e.reward_confirm``: GSPO − GRPO reward AUC on the fresh seeds, interval above 0: statement ``id``."""
+    return signed(REWARD_CONFIRM, diff, lambda x: seed_interval(x, DIFFERENCE), "is GSPO's reward lead confirmed?", id,
+                  DIFFERENCE)  # fmt: skip
 
 
 def _paired(table: pd.DataFrame, metric: str) -> pd.Series:
@@ -142,10 +143,10 @@ def section() -> tuple[dict, dict]:
             {"above": "GSPO ended higher", "below": "GSPO ended lower", "none": "no difference shown"},
             declared=False,  # the spec declared its collapse rule, not this comparison
         ),
-        "reward_first": _reward(auc_first, reward_auc_verdict(auc_first)),
-        "reward": _reward(auc, reward_auc_verdict(auc)),
+        "reward_first": _reward(auc_first, reward_auc_verdict(auc_first, "f2e.reward_auc.first")),
+        "reward": _reward(auc, reward_auc_verdict(auc, "f2e.reward_auc")),
         "confirm_progress": progress(fresh_spec),
-        "reward_confirm": _reward(auc_fresh, reward_confirm_verdict(auc_fresh)),
+        "reward_confirm": _reward(auc_fresh, reward_confirm_verdict(auc_fresh, "f2e.reward_confirm")),
         "confirm_late": diff_cell(_paired(fresh, "late_acc")),
         "confirm_collapsed": {o: f"{int(r['k'])}/{int(r['n'])}" for o, r in fresh_rates.iterrows()},
     }

@@ -12,9 +12,10 @@ import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.reading import remember
-from gspo_lab.experiments.stats import interval_sign, paired_diff
+from gspo_lab.experiments.stats import paired_diff, seed_interval
 from gspo_record.fmt import clip_label, diff_cell
-from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.rules import Rule, register
+from gspo_record.signed import SIGNED, signed
 from gspo_record.tables import F2, MODELS, declared, spec, with_base
 
 __all__ = ["LATE", "COMPARISONS", "late_verdict", "late_rows", "pretty", "context"]
@@ -26,6 +27,7 @@ LATE = register(
         {"higher": "higher", "lower": "lower", "none": "no difference shown"},
         {"LEVEL": 0.95},
         null="none",
+        reads=SIGNED,
         declared="data/specs/f2r_*.toml, before their runs (endpoint v2's primary endpoint)",
         marker="Primary endpoint: late held-out accuracy (mean of the",
         specs=tuple(F2.values()),
@@ -33,11 +35,10 @@ LATE = register(
 )
 
 
-def late_verdict(diff: pd.Series) -> Verdict:
-    """``f2r.late`` on per-seed differences of late held-out accuracy."""
-    if len(diff) < 2:
-        return LATE.verdict(PENDING)
-    return LATE.verdict({1: "higher", -1: "lower", 0: "none"}[interval_sign(diff, DIFFERENCE)], values=diff)
+def late_verdict(diff: pd.Series, id: str = ""):
+    """``f2r.late`` on per-seed differences of late held-out accuracy: statement ``id``."""
+    return signed(LATE, diff, lambda x: seed_interval(x, DIFFERENCE), "does one arm end above the other?", id,
+                  DIFFERENCE)  # fmt: skip
 
 
 #: the late-accuracy comparisons the f2r specs declare, per model: (arm, its comparison arm); arms are named
@@ -74,7 +75,8 @@ def late_rows() -> list[dict]:
         for arm, other in COMPARISONS:
             diff = paired_diff(m, arm, other, "late_acc")
             if len(diff):
-                rows.append({"model": model, "arm": arm, "other": other, "diff": diff, "verdict": late_verdict(diff)})
+                verdict = late_verdict(diff, f"f2r.late.{model}.{arm}−{other}")
+                rows.append({"model": model, "arm": arm, "other": other, "diff": diff, "verdict": verdict})
     cand = declared(spec(F2["candidate"])).assign(arm_id=lambda d: d["objective"] + " clip 1")
     diff = paired_diff(cand, "gspo clip 1", "grpo clip 1", "late_acc")
     rows.append(
@@ -83,7 +85,7 @@ def late_rows() -> list[dict]:
             "arm": "gspo clip 1",
             "other": "grpo clip 1",
             "diff": diff,
-            "verdict": late_verdict(diff),
+            "verdict": late_verdict(diff, "f2r.late.candidate"),
         }
     )
     s = spec(F2["dose_confirm"])
@@ -95,7 +97,7 @@ def late_rows() -> list[dict]:
             "arm": "grpo clip 30 (MoE)",
             "other": "grpo clip 30 (dense)",
             "diff": diff,
-            "verdict": late_verdict(diff),
+            "verdict": late_verdict(diff, "f2r.late.dose_confirm"),
         }
     )
     return rows

@@ -14,7 +14,7 @@ from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import paired_diff, seed_interval
 from gspo_lab.experiments.store import finished
 from gspo_record.fmt import diff_cell, mean_ci, num, summary
-from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.rules import PENDING, Rule, register
 from gspo_record.statements import Interval
 from gspo_record.tables import progress, spec
 
@@ -27,6 +27,7 @@ CREDIT = register(
         "7",
         {"helps": "helps", "none": "no gain shown"},
         {},
+        reads={"above": "helps", "below": "none", "none": "none"},
         declared="data/specs/f7_token_advantages.toml, before its runs",
         marker="per-token credit helps if GSPO-token",
         specs=("f7_token_advantages",),
@@ -62,12 +63,12 @@ def _arms(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(arm_id=table["objective"] + " λ=" + table["token_advantage"].map(lambda v: f"{float(v):g}"))
 
 
-def credit_verdict(diff: pd.Series) -> Verdict:
-    """``f7.token_credit`` on the per-seed differences GSPO-token (λ) − GSPO (module docstring)."""
+def credit_verdict(diff: pd.Series, id: str = "f7.token_credit"):
+    """``f7.token_credit`` on the per-seed differences GSPO-token (λ) − GSPO (module docstring): statement ``id``."""
     if len(diff) < 2:
         return CREDIT.verdict(PENDING)
-    lo, _ = seed_interval(list(diff), DIFFERENCE)
-    return CREDIT.verdict("helps" if lo > 0 else "none")
+    number = Interval.of(diff, lambda x: seed_interval(x, DIFFERENCE), bounds=DIFFERENCE)
+    return CREDIT.state(id, "does per-token credit help GSPO's final accuracy?", number)
 
 
 def section() -> tuple[dict, dict]:
@@ -95,7 +96,7 @@ def section() -> tuple[dict, dict]:
         verdicts.append(
             {
                 "lam": arm_id.split("=")[1],
-                "verdict": credit_verdict(d),
+                "verdict": credit_verdict(d, f"f7.token_credit.{arm_id.split('=')[1]}"),
                 "mean": num(d.mean()),
                 "low": num(seed_interval(list(d), DIFFERENCE)[0]),
             }
