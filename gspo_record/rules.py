@@ -219,6 +219,7 @@ class Rule:
         supersedes: tuple[str, ...] = (),
         secondary=None,
         words: dict[str, str] | None = None,
+        reads: dict[str, str] | None = None,
     ):
         """The :class:`~gspo_record.statements.Statement` this rule makes of ``number`` (an Interval, Count,
         Boundaries, or a :class:`~gspo_record.joint.Joint` of them, whose combination gives this rule's outcomes):
@@ -227,7 +228,7 @@ class Rule:
         pass sees it and marks the statement fragile where a re-reading changes it."""
         from gspo_record.statements import Statement, outcome_of
 
-        reads = self.reads or ({o: o for o in number.reach} if hasattr(number, "reach") else {})  # a joint: its own
+        reads = reads or self.reads or ({o: o for o in number.reach} if hasattr(number, "reach") else {})
         if not reads:
             raise ValueError(f"rule {self.name}: state() needs reads, the statement outcome -> rule outcome map")
         verdict = self.verdict(reads[outcome_of(number)], provisional)

@@ -745,7 +745,7 @@ RULE_MUTANTS += [
     _rule("f10.dual_cap", "dual-clip higher", "gspo_record.f10.why.dual_cap_verdict",
           lambda original: functools.wraps(original)(lambda diff: original(-diff)),
           "the cap alone minus dual-clip under it (the pair swapped)"),
-    _rule("f10c.rel_gspo", "across 0, mean above 0", "gspo_record.f10.why.interval_sign", _same(sign_of_mean),
+    _rule("f10c.rel_gspo", "across 0, mean above 0", "gspo_record.f10.why.seed_interval", _same(mean_point),
           "the sign of the mean difference instead of its interval"),
     _rule("f10.account", "neither, GSPO keeps its lead", "gspo_record.f10.why.account_outcome",
           _same(account_two_by_two_only), "content read from the 2×2 alone (skip vs shrink and relative caps ignored)"),

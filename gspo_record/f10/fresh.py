@@ -72,7 +72,7 @@ def fresh_cost(table: pd.DataFrame) -> list[dict]:
             "plain": num(plain["late_acc"].mean()),
             "capped": num(rel["late_acc"].mean()),
             "lift": diff_cell(diff),
-            "verdict": provisional(rel_gspo_verdict(diff), n, ("REL-GSPO", "B")),
+            "verdict": provisional(rel_gspo_verdict(diff, f"f10c.rel_gspo.{model}"), n, ("REL-GSPO", "B")),
             "share": f"{rel['capped'].mean():.0%}",
             "wall": f"{rel['wall_s'].median() / plain['wall_s'].median():.2f}",
         })  # fmt: skip

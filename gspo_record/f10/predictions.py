@@ -88,7 +88,9 @@ def _sgd_dense_neither(ctx: dict) -> tuple[str, str]:
 def _relative_confirm(ctx: dict) -> tuple[str, str]:
     """f10c: rule f10c.rel_gspo confirms the lift on both models; f10.relative reads "higher" on the MoE and not on
     the dense model, on the fresh seeds."""
-    checks = [(c["verdict"].outcome == "confirmed", f"lift {c['model']} {c['lift']}") for c in ctx["f10"]["fresh_cost"]]
+    checks = [
+        (c["verdict"].rule_outcome == "confirmed", f"lift {c['model']} {c['lift']}") for c in ctx["f10"]["fresh_cost"]
+    ]
     lead = ctx["book"].summary("f10.REL-GSPO−REL-GRPO.MoE").words["above"]
     pair = f"{ARMS['REL-GSPO']} − {ARMS['REL-GRPO']}"
     for row in (r for r in ctx["f10"]["fresh"] if r[1] == pair):

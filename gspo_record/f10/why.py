@@ -38,10 +38,11 @@ import pandas as pd
 
 import gspo_record.f10.two_by_two as two_by_two
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
-from gspo_lab.experiments.stats import declared_t_sign, interval_sign, paired_diff
+from gspo_lab.experiments.stats import declared_t_sign, interval_sign, paired_diff, seed_interval
 from gspo_record.f10.two_by_two import EFFECTS
 from gspo_record.joint import Joint, combination
-from gspo_record.rules import PENDING, Rule, Verdict, null_words, register
+from gspo_record.rules import PENDING, Rule, null_words, register
+from gspo_record.signed import signed
 from gspo_record.statements import Interval
 
 __all__ = [
@@ -176,6 +177,7 @@ REL_GSPO = register(
         {"LEVEL": 0.95},
         declared="data/specs/f10c_relative_confirm.toml, before its runs",
         marker="Rules per model: f10c.rel_gspo",
+        reads={"above": "confirmed", "below": "not", "none": "not"},
         specs=(SPECS["confirm"],),
     )
 )
@@ -240,12 +242,11 @@ def dual_cap_verdict(diff: pd.Series, id: str = ""):
     return _signed(DUAL_CAP, diff, id=id)
 
 
-def rel_gspo_verdict(diff: pd.Series) -> Verdict:
+def rel_gspo_verdict(diff: pd.Series, id: str = ""):
     """``f10c.rel_gspo`` on per-seed REL-GSPO − GSPO differences of late held-out accuracy on the fresh seeds:
-    *confirmed* when the 95 % interval lies above 0."""
-    if len(diff) < 2:
-        return REL_GSPO.verdict(PENDING)
-    return REL_GSPO.verdict("confirmed" if page_sign(diff) > 0 else "not")
+    *confirmed* when the page's 95 % interval lies above 0 (statement ``id``)."""
+    return signed(REL_GSPO, diff, lambda x: seed_interval(x, DIFFERENCE), "is the relative cap's lift confirmed?", id,
+                  DIFFERENCE)  # fmt: skip
 
 
 def effects(runs: pd.DataFrame, column: str = "late_acc") -> dict[str, pd.Series]:

@@ -106,11 +106,13 @@ _CONFIRMS = {"grpo_like": "confirmed", "below_grpo": "confirmed", "gspo_like": "
              "above_gspo": "refuted", "unresolved": "unresolved"}  # fmt: skip
 
 
-def confirm_verdict(position_verdict):
-    """Rule ``f11d.confirm`` from the successor's ``f11b.position`` verdict on the fresh seeds."""
+def confirm_verdict(position_verdict, id: str = "f11d.confirm"):
+    """Rule ``f11d.confirm`` from the successor's ``f11b.position`` statement on the fresh seeds: a statement of the
+    same two differences, its position read through :data:`_CONFIRMS`."""
     if position_verdict.outcome == PENDING:
         return CONFIRM.verdict(PENDING)
-    return CONFIRM.verdict(_CONFIRMS[position_verdict.outcome], position_verdict.provisional)
+    return CONFIRM.state(id, "does the successor's position replicate on fresh seeds?", position_verdict.number,
+                         reads=_CONFIRMS, provisional=position_verdict.provisional)  # fmt: skip
 
 
 def position_outcome(d_grpo: str, d_gspo: str) -> str:
@@ -255,10 +257,10 @@ def _confirm() -> dict:
         if g.empty:
             continue
         position, flips = robust_position(table, objective, POSITION_B, f"f11d.position.{objective}")
-        verdict = confirm_verdict(position)
+        verdict = confirm_verdict(position, f"f11d.confirm.{objective}")
         counts = regimes.collapse_cell(int(g["collapsed"].sum()), len(g), int(grpo.sum()), len(grpo))
         diffs = [diff_cell(paired_diff(table, objective, base, "late_acc")) for base in ("grpo", "gspo")]
-        rows.append([objective, arm_cell(g["late_acc"]), counts, *diffs, position.short, str(verdict),
+        rows.append([objective, arm_cell(g["late_acc"]), counts, *diffs, position.short, verdict.short,
                      robustness(flips)])  # fmt: skip
         verdicts.append({"objective": objective, "verdict": verdict, "fragile": bool(flips),
                          "sure": "fragile" if flips else "robust"})  # fmt: skip
