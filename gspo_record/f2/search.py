@@ -74,9 +74,10 @@ def _map(o: dict) -> str:
     return "boundary" if o[_GSPO] == "at_least" else "immune"
 
 
-def _some(k: int, n: int) -> Count:
-    """k of n read as "at_least" when one or more is, "at_most" when none is (a threshold of 1 of n, per n)."""
-    return Count(k, n, 1, 0, per=n)
+def _some(k: int, n: int, runs: bool = True) -> Count:
+    """k of n read as "at_least" when one or more is, "at_most" when none is (a threshold of 1 of n, per n); a count
+    of map points (``runs=False``) prints no rate interval."""
+    return Count(k, n, 1, 0, per=n, wilson_shown=runs)
 
 
 def map_verdict(points: pd.DataFrame, id: str = "f2.map"):
@@ -88,7 +89,7 @@ def map_verdict(points: pd.DataFrame, id: str = "f2.map"):
     rate = points["k"] / points["n"]
     more = int((rate["gspo"] > rate["grpo"]).sum())
     k, n = int(points["k"]["gspo"].sum()), int(points["n"]["gspo"].sum())
-    number = Joint("f2.map", ((_MORE, _some(more, len(points))), (_GSPO, _some(k, n))))
+    number = Joint("f2.map", ((_MORE, _some(more, len(points), runs=False)), (_GSPO, _some(k, n))))
     return MAP.state(id, "does GSPO collapse anywhere on the map, and ever more often than GRPO?", number)
 
 

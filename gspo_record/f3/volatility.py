@@ -86,12 +86,12 @@ def _volatility(o: dict) -> str:
 
 def _every(k: int, n: int) -> Count:
     """k of n (learning rates) read as "at_least" when all n are, "at_most" when none is."""
-    return Count(k, n, 1, 0, per=1)
+    return Count(k, n, 1, 0, per=1, wilson_shown=False)
 
 
 def _some(k: int, n: int) -> Count:
     """k of n (learning rates) read as "at_least" when one or more is, "at_most" when none is (1 of n, per n)."""
-    return Count(k, n, 1, 0, per=n)
+    return Count(k, n, 1, 0, per=n, wilson_shown=False)
 
 
 def volatility_verdict(table: pd.DataFrame, checkpoint: str = "moe-sort", id: str = "f3.volatility"):
