@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import gspo_record.statements as statements
 from gspo_record.statements import Boundaries, Count, Interval, StatementError
 
+#: frames of this module make statements; where a verdict was read is the caller (gspo_record/reread.py)
+MAKES_STATEMENTS = True
 __all__ = ["Combination", "COMBINES", "combination", "Joint", "joint_outcome"]
 
 

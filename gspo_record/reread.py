@@ -48,15 +48,6 @@ SEEN: dict[str, Rule] = {}
 SECONDS: dict[str, float] = defaultdict(float)
 
 
-#: the modules that make a statement from a rule (their frames are skipped when looking for where it was read)
-_MACHINERY = (
-    "gspo_record/rules.py",
-    "gspo_record/statements.py",
-    "gspo_record/joint.py",
-    "gspo_record/f10/two_by_two.py",
-)
-
-
 def _where(frame, depth: int = 5) -> str:
     """Where a verdict was read: ``model`` from any of the ``depth`` caller frames (it names the table a verdict sits
     in), then up to two more of :data:`WHERE`'s names from the nearest frame holding any."""
@@ -64,7 +55,7 @@ def _where(frame, depth: int = 5) -> str:
     nearest: list[str] = []
     for _ in range(depth):
         frame = frame.f_back
-        while frame is not None and frame.f_code.co_filename.endswith(_MACHINERY):  # a statement's making: not where
+        while frame is not None and frame.f_globals.get("MAKES_STATEMENTS"):  # a statement's making: not where
             frame = frame.f_back
         if frame is None or frame.f_code.co_filename == __file__:  # past the section: nothing of the caller's
             break

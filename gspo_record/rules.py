@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+#: frames of this module make statements; where a verdict was read is the caller (gspo_record/reread.py)
+MAKES_STATEMENTS = True
 __all__ = [
     "Rule",
     "Verdict",

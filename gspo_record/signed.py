@@ -10,6 +10,8 @@ import math
 from gspo_record.rules import PENDING, Rule, null_words
 from gspo_record.statements import Interval
 
+#: frames of this module make statements; where a verdict was read is the caller (gspo_record/reread.py)
+MAKES_STATEMENTS = True
 __all__ = ["signed", "SIGNED"]
 
 #: an interval's outcome -> the usual signed rules' keys

@@ -28,6 +28,8 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+#: frames of this module make statements; where a verdict was read is the caller (gspo_record/reread.py)
+MAKES_STATEMENTS = True
 __all__ = ["Interval", "Count", "Boundaries", "Statement", "OUTCOMES", "COMPARATIVE", "StatementError",
            "interval_outcome", "count_outcome", "boundary_outcome", "outcome_of", "check_words", "reach"]  # fmt: skip
 

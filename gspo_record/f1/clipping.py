@@ -23,7 +23,8 @@ from gspo_lab.experiments.store import finished
 from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP
 from gspo_record.fmt import diff_cell, mean_ci, num, summary
 from gspo_record.joint import Joint, combination
-from gspo_record.rules import PENDING, Rule, null_words, register
+from gspo_record.rules import PENDING, Rule, register
+from gspo_record.signed import SIGNED, signed
 from gspo_record.statements import Interval
 from gspo_record.tables import progress, spec
 
@@ -70,7 +71,7 @@ ACCURACY = register(
         marker="def accuracy_verdict(diff: pd.Series) -> Verdict",
         specs=("f1_clip_fractions",),
         post_hoc=True,
-        reads={"above": "higher", "below": "lower", "none": "none"},
+        reads=SIGNED,
     )
 )
 
@@ -78,11 +79,9 @@ ACCURACY = register(
 def accuracy_verdict(diff: pd.Series, id: str = "f1.accuracy"):
     """``f1.accuracy`` on the headline arm's per-seed differences GSPO − GRPO of final held-out accuracy: statement
     ``id``, the difference with the page's interval on its range; pending without two seeds."""
-    if sum(v == v for v in diff) < 2:
-        return ACCURACY.verdict(PENDING)
-    number = Interval.of(diff, lambda x: seed_interval(x, DIFFERENCE), bounds=DIFFERENCE)
-    return ACCURACY.state(id, "in the headline arm, does GSPO end above or below GRPO in final held-out accuracy?",
-                          number, words=null_words(ACCURACY, diff))  # fmt: skip
+    return signed(ACCURACY, diff, lambda x: seed_interval(x, DIFFERENCE),
+                  "in the headline arm, does GSPO end above or below GRPO in final held-out accuracy?", id,
+                  DIFFERENCE)  # fmt: skip
 
 
 def clip_ratio_verdict(ratios: pd.Series, seeds_declared: int, id: str = "f1.clip_ratio"):

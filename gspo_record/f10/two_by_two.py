@@ -18,6 +18,8 @@ from gspo_record.joint import Joint, combination
 from gspo_record.rules import PENDING, Rule
 from gspo_record.statements import Interval
 
+#: frames of this module make statements; where a verdict was read is the caller (gspo_record/reread.py)
+MAKES_STATEMENTS = True
 __all__ = ["EFFECTS", "OUTCOMES", "outcome", "page_interval", "declared_interval", "read"]
 
 #: the 2×2's four declared effects: name -> (arm, minus arm); arms "A" GRPO, "B" GSPO, "C" GRPO's direction at GSPO's

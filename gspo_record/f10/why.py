@@ -41,9 +41,8 @@ from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import declared_t_sign, interval_sign, paired_diff, seed_interval
 from gspo_record.f10.two_by_two import EFFECTS
 from gspo_record.joint import Joint, combination
-from gspo_record.rules import PENDING, Rule, null_words, register
-from gspo_record.signed import signed
-from gspo_record.statements import Interval
+from gspo_record.rules import PENDING, Rule, register
+from gspo_record.signed import SIGNED, signed
 
 __all__ = [
     "SPECS",
@@ -78,7 +77,6 @@ SPECS = {
     "sgd_two": "f10y_sgd_two_by_two",
 }
 _SIGN = {1: "higher", -1: "lower", 0: "none"}
-_READS = {"above": "higher", "below": "lower", "none": "none"}  # an interval's outcome -> these rules' own
 
 LATE = register(
     Rule(
@@ -89,7 +87,7 @@ LATE = register(
         declared="data/specs/f10_*.toml, before their runs",
         marker="Primary endpoint: late held-out accuracy (rollouts >= 40 of 80), paired by seed, 95 %",
         null="none",
-        reads=_READS,
+        reads=SIGNED,
         specs=tuple(
             v for k, v in SPECS.items() if k not in ("ten", "adam", "branch", "sgd_two")
         ),  # these declare their own
@@ -126,7 +124,7 @@ SKIP_SHRINK = register(
         declared="data/specs/f10_shrink_skip.toml, before its runs",
         marker="Rules per model: f10.skip_shrink on SKIP - SHRINK",
         null="none",
-        reads=_READS,
+        reads=SIGNED,
         specs=(SPECS["shrink"],),
     )
 )
@@ -143,7 +141,7 @@ RELATIVE = register(
         declared="data/specs/f10_shrink_skip.toml, before its runs",
         marker="f10.relative on REL-GSPO - REL-GRPO",
         null="none",
-        reads=_READS,
+        reads=SIGNED,
         specs=(SPECS["shrink"], SPECS["confirm"]),
     )
 )
@@ -160,7 +158,7 @@ DUAL_CAP = register(
         declared="data/specs/f10_onset_dual.toml, before its runs",
         marker="f10.dual_cap on dual+cap - cap at caps 10 and 30",
         null="none",
-        reads=_READS,
+        reads=SIGNED,
         null_count="seeds",
         specs=(SPECS["onset"],),
     )
@@ -216,10 +214,7 @@ def declared_t(diff: pd.Series) -> int:
 def _signed(rule: Rule, diff: pd.Series, interval=None, id: str = ""):
     """``rule``'s higher / lower / none on per-seed differences, an interval statement ``id`` (the rule's name by
     default) with ``interval`` (default the page's: :func:`gspo_record.f10.two_by_two.page_interval`)."""
-    if len(diff) < 2:
-        return rule.verdict(PENDING)
-    number = Interval.of(diff, interval or two_by_two.page_interval, bounds=DIFFERENCE)
-    return rule.state(id or rule.name, f"{rule.outcomes['higher']}?", number, words=null_words(rule, diff))
+    return signed(rule, diff, interval or two_by_two.page_interval, f"{rule.outcomes['higher']}?", id, DIFFERENCE)
 
 
 def late_verdict(diff: pd.Series, id: str = ""):

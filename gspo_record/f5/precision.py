@@ -29,8 +29,8 @@ from gspo_lab.objectives import GSPO_CLIP
 from gspo_record.fmt import clip_label, diff_cell, mean_ci, num, summary
 from gspo_record.joint import Joint, combination
 from gspo_record.margin import Margin
-from gspo_record.rules import PENDING, Rule, Verdict, null_words, register
-from gspo_record.statements import Interval
+from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.signed import SIGNED, signed
 from gspo_record.tables import progress, spec, with_first_update_clip
 
 __all__ = [
@@ -93,7 +93,7 @@ NONZERO = register(
         marker="interval excludes 0)",
         specs=("f5_precision_train",),
         post_hoc=True,
-        reads={"above": "higher", "below": "lower", "none": "none"},
+        reads=SIGNED,
     )
 )
 CONFIRM = register(
@@ -148,10 +148,8 @@ def claim_verdict(grpo: pd.Series, gspo: pd.Series, seeds_declared: int, id: str
 def nonzero_verdict(diff: pd.Series, id: str = "f5.nonzero"):
     """``f5.nonzero`` on an arm's per-seed differences (bf16 − recomputed): statement ``id``, the difference with the
     page's interval on its range; pending without two seeds."""
-    if sum(v == v for v in diff) < 2:
-        return NONZERO.verdict(PENDING)
-    number = Interval.of(diff, lambda x: seed_interval(x, DIFFERENCE), bounds=DIFFERENCE)
-    return NONZERO.state(id, "does the arm end away from its recomputed arm?", number, words=null_words(NONZERO, diff))
+    return signed(NONZERO, diff, lambda x: seed_interval(x, DIFFERENCE), "does the arm end away from its recomputed "
+                  "arm?", id, DIFFERENCE)  # fmt: skip
 
 
 def confirm_verdict(first: pd.Series, fresh: pd.Series) -> Verdict:

@@ -22,8 +22,8 @@ import pandas as pd
 
 from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_record.fmt import diff_cell, num
-from gspo_record.rules import PENDING, Rule, null_words, register
-from gspo_record.statements import Interval
+from gspo_record.rules import PENDING, Rule, register
+from gspo_record.signed import signed
 from gspo_record.tables import declared, progress, spec
 
 __all__ = ["DRIFT", "LUSPO", "SPEC", "late_length", "drift_table", "drift_verdict", "luspo_verdict", "section"]
@@ -104,10 +104,7 @@ def drift_table() -> pd.DataFrame:
 def _signed(rule: Rule, values: pd.Series, id: str, question: str):
     """``rule`` (outcomes longer / shorter / none) on per-seed values: their 95 % Student-t interval's side of 0, as
     statement ``id``."""
-    if len(values) < 2:
-        return rule.verdict(PENDING)
-    number = Interval.of(values, lambda v: declared_t_interval(v, _RANGE), bounds=_RANGE)
-    return rule.state(id or rule.name, question, number, words=null_words(rule, values))
+    return signed(rule, values, lambda v: declared_t_interval(v, _RANGE), question, id, _RANGE)
 
 
 def drift_verdict(change: pd.Series, id: str = ""):

@@ -28,8 +28,8 @@ from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_record.f6.length import LENGTHS, tokens
 from gspo_record.fmt import num
-from gspo_record.rules import PENDING, Rule, null_words, register
-from gspo_record.statements import Interval
+from gspo_record.rules import PENDING, Rule, register
+from gspo_record.signed import signed
 from gspo_record.tables import declared, progress, spec
 
 __all__ = [
@@ -152,10 +152,8 @@ def gap_grows_verdict(table: pd.DataFrame, id: str = ""):
 def gap_verdict(diff: pd.Series, id: str = ""):
     """Rule ``f6c.gap`` on one length's per-seed paired difference (late held-out accuracy, range [−1, 1]): statement
     ``id``, its declared Student-t interval."""
-    if len(diff) < 2:
-        return GAP.verdict(PENDING)
-    number = Interval.of(diff, lambda v: declared_t_interval(v, DIFFERENCE), bounds=DIFFERENCE)
-    return GAP.state(id or GAP.name, "does GSPO lead GRPO at this length?", number, words=null_words(GAP, diff))
+    return signed(GAP, diff, lambda v: declared_t_interval(v, DIFFERENCE), "does GSPO lead GRPO at this length?", id,
+                  DIFFERENCE)  # fmt: skip
 
 
 def section() -> tuple[dict, dict]:

@@ -29,6 +29,7 @@ from gspo_lab.experiments.store import finished
 from gspo_record.endpoints import RATIO_MINUS_ONE
 from gspo_record.fmt import diff_cell, mean_ci, num, signs, summary
 from gspo_record.rules import PENDING, Rule, null_words, register
+from gspo_record.signed import signed
 from gspo_record.statements import Interval
 from gspo_record.tables import progress, spec
 
@@ -184,11 +185,8 @@ def grows_verdict(table: pd.DataFrame, rule: Rule = GROWS, x: str = "length", id
 
 def relvar_change_verdict(diff: pd.Series, id: str = ""):
     """``f6.relvar_change`` on one objective's per-seed RelVar difference, clipped minus unclipped: statement ``id``."""
-    if len(diff) < 2:
-        return RELVAR_CHANGE.verdict(PENDING)
-    number = Interval.of(diff, lambda v: seed_interval(v, UNBOUNDED))
-    return RELVAR_CHANGE.state(id or RELVAR_CHANGE.name, "does clipping change the ratio's relative variance?", number,
-                               words=null_words(RELVAR_CHANGE, diff))  # fmt: skip
+    return signed(RELVAR_CHANGE, diff, lambda v: seed_interval(v, UNBOUNDED),
+                  "does clipping change the ratio's relative variance?", id)  # fmt: skip
 
 
 def _rows(table: pd.DataFrame) -> list[list]:

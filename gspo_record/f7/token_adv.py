@@ -14,8 +14,8 @@ from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import paired_diff, seed_interval
 from gspo_lab.experiments.store import finished
 from gspo_record.fmt import diff_cell, mean_ci, num, summary
-from gspo_record.rules import PENDING, Rule, register
-from gspo_record.statements import Interval
+from gspo_record.rules import Rule, register
+from gspo_record.signed import signed
 from gspo_record.tables import progress, spec
 
 __all__ = ["CREDIT", "CONFIRM", "credit_verdict", "confirm_verdict", "section"]
@@ -53,10 +53,8 @@ CONFIRM_SPEC = "f7c_token_confirm"
 def confirm_verdict(diff: pd.Series, id: str = "f7.confirm"):
     """``f7.confirm``: GSPO-token (λ) − GSPO final held-out accuracy on the fresh seeds, interval above 0: statement
     ``id``, the difference with the page's interval on its range; pending without two seeds."""
-    if sum(v == v for v in diff) < 2:
-        return CONFIRM.verdict(PENDING)
-    number = Interval.of(diff, lambda x: seed_interval(x, DIFFERENCE), bounds=DIFFERENCE)
-    return CONFIRM.state(id, "does per-token credit's gain over GSPO hold on fresh seeds?", number)
+    return signed(CONFIRM, diff, lambda x: seed_interval(x, DIFFERENCE),
+                  "does per-token credit's gain over GSPO hold on fresh seeds?", id, DIFFERENCE)  # fmt: skip
 
 
 def _arms(table: pd.DataFrame) -> pd.DataFrame:
@@ -65,10 +63,8 @@ def _arms(table: pd.DataFrame) -> pd.DataFrame:
 
 def credit_verdict(diff: pd.Series, id: str = "f7.token_credit"):
     """``f7.token_credit`` on the per-seed differences GSPO-token (λ) − GSPO (module docstring): statement ``id``."""
-    if len(diff) < 2:
-        return CREDIT.verdict(PENDING)
-    number = Interval.of(diff, lambda x: seed_interval(x, DIFFERENCE), bounds=DIFFERENCE)
-    return CREDIT.state(id, "does per-token credit help GSPO's final accuracy?", number)
+    return signed(CREDIT, diff, lambda x: seed_interval(x, DIFFERENCE),
+                  "does per-token credit help GSPO's final accuracy?", id, DIFFERENCE)  # fmt: skip
 
 
 def section() -> tuple[dict, dict]:
