@@ -31,7 +31,9 @@ def consistent(number, outcome: str) -> bool:
                 "inconclusive": m > 0 and not inside and side["none"]}.get(outcome, False)  # fmt: skip
     if hasattr(number, "parts"):  # a joint: each part's outcome found by this check alone, then its combination
         return _joint_consistent(number, outcome)
-    if type(number).__name__ == "Margin":  # a mean against a declared margin (gspo_record.margin)
+    from gspo_record.margin import Margin
+
+    if isinstance(number, Margin):  # a mean against a declared margin
         inside = abs(number.estimate) <= number.margin
         return {"within": inside, "outside": not inside}.get(outcome, False)
     if isinstance(number, Count):

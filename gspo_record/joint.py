@@ -56,9 +56,6 @@ def combination(name: str, outcomes: tuple[str, ...], parts: tuple[str, ...], sh
     return register
 
 
-_PARTS = (Interval, Count, Boundaries)
-
-
 @dataclass(frozen=True)
 class Joint:
     """Named numbers (``parts``: ``(("GRPO", Count(...)), ("GSPO", Count(...)))``) read by ``combine``."""
@@ -73,9 +70,9 @@ class Joint:
         if names != COMBINES[self.combine].parts:
             raise StatementError(f"joint {self.combine}: parts must be {COMBINES[self.combine].parts}, got {names}")
         for name, part in self.parts:
-            if type(part) not in (*_PARTS, Joint) and type(part).__name__ != "Margin":
-                raise StatementError(f"joint {self.combine}: part {name!r} must be an Interval, Count, Boundaries or "
-                                     f"Joint, got {type(part).__name__}")  # fmt: skip
+            if type(part) not in statements.OUTCOMES:  # a kind whose outcome has its function (a joint, a margin too)
+                raise StatementError(f"joint {self.combine}: part {name!r} must be an Interval, Count, Boundaries, "
+                                     f"Margin or Joint, got {type(part).__name__}")  # fmt: skip
 
     def part(self, name: str):
         return dict(self.parts)[name]
