@@ -36,6 +36,8 @@ def consistent(number, outcome: str) -> bool:
     if isinstance(number, Margin):  # a mean against a declared margin
         inside = abs(number.estimate) <= number.margin
         return {"within": inside, "outside": not inside}.get(outcome, False)
+    if hasattr(number, "allows"):  # a band, two rates, a split, a ladder's largest rung (gspo_record/kinds.py)
+        return number.allows(outcome)
     if isinstance(number, Count):
         k, n = number.k * number.per, number.n
         high, low = k >= number.at_least * n, k <= number.at_most * n
