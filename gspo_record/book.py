@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from gspo_record.statements import Count, Interval, Statement, StatementError
 
-__all__ = ["Book", "Superseded", "statements_in", "consistent", "diff_statement", "book_json"]
+__all__ = ["Book", "Superseded", "statements_in", "consistent", "diff_statement", "book_json", "bare_verdicts"]
 
 
 def consistent(number, outcome: str) -> bool:
@@ -210,3 +210,15 @@ def book_json(context: dict) -> str:
     glance = {r["n"]: {k: r[k] for k in ("title", "number", "verdict", "sure")} for r in context["glance"]}
     out = {"glance": glance, "statements": context["book"].export(), "prose": {"f12": context["f12_prose"]}}
     return json.dumps(out, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def bare_verdicts(tree, path: str = "") -> list[str]:
+    """Where a section's context holds a rule's :class:`~gspo_record.rules.Verdict` that is not pending: a verdict
+    rendered without the number it is about (issue 48: every verdict the book prints is a statement), as
+    ``"path: rule outcome"``."""
+    from gspo_record.rules import PENDING, Verdict
+
+    if isinstance(tree, Verdict):
+        return [] if tree.outcome == PENDING else [f"{path}: {tree.rule} {tree.outcome}"]
+    items = tree.items() if isinstance(tree, dict) else enumerate(tree) if isinstance(tree, list | tuple) else ()
+    return [b for key, item in items for b in bare_verdicts(item, f"{path}/{key}" if path else str(key))]

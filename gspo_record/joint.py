@@ -23,7 +23,7 @@ from gspo_record.statements import Boundaries, Count, Interval, StatementError
 
 #: frames of this module make statements; where a verdict was read is the caller (gspo_record/reread.py)
 MAKES_STATEMENTS = True
-__all__ = ["Combination", "COMBINES", "combination", "Joint", "joint_outcome"]
+__all__ = ["ANY", "Combination", "COMBINES", "combination", "Joint", "joint_outcome"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,8 @@ class Combination:
     shown: tuple[str, ...] = ()
 
 
+#: a combination's parts when it reads one part per item of a set the data name (each cold start): any unique names
+ANY = ("*",)
 #: combination name -> Combination (looked up when a joint outcome is computed: a mutant replaces the entry)
 COMBINES: dict[str, Combination] = {}
 
@@ -67,7 +69,9 @@ class Joint:
         if self.combine not in COMBINES:
             raise StatementError(f"joint: combine must be one of {sorted(COMBINES)}, got {self.combine!r}")
         names = tuple(n for n, _ in self.parts)
-        if names != COMBINES[self.combine].parts:
+        if COMBINES[self.combine].parts == ANY and names and len(set(names)) == len(names):
+            pass  # one part per item of a declared set (a cold start, a checkpoint), named by it
+        elif names != COMBINES[self.combine].parts:
             raise StatementError(f"joint {self.combine}: parts must be {COMBINES[self.combine].parts}, got {names}")
         for name, part in self.parts:
             if type(part) not in statements.OUTCOMES:  # a kind whose outcome has its function (a joint, a margin too)

@@ -38,6 +38,7 @@ class Band:
     low: float
     high: float
     name: str = "value"
+    against: str = ""  # how the page names the band when it is not a declared constant: "0.015 (0.5 × sd unpaired)"
     shown = ("below", "above")
 
     def __post_init__(self):
@@ -61,13 +62,17 @@ class Band:
         return {"below": v < self.low, "above": v > self.high, "inside": self.low <= v <= self.high}.get(outcome, False)
 
     def __str__(self) -> str:
+        value = _num(self.value) if self.measured else "not measured"
+        value = f"{self.name} {value}" if self.name else value  # unnamed: a joint's part name says what it is
+        if self.against:
+            return f"{value} against {self.against}"
         if math.isinf(self.low):
             band = f"at most {_num(self.high)}"
         elif math.isinf(self.high):
             band = f"at least {_num(self.low)}"
         else:
             band = f"[{_num(self.low)}, {_num(self.high)}]"
-        return f"{self.name} {_num(self.value) if self.measured else 'not measured'} (declared: {band})"
+        return f"{value} (declared: {band})"
 
 
 def band_outcome(x: Band) -> str:

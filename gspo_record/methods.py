@@ -34,6 +34,13 @@ RELABELLED = (
      "a logistic fit puts half the runs collapsed at this drift (a fit over the ladder, not a threshold)",
      "the rule fits a curve over every dose; the ladder's own warm-up runs collapse at other drifts, so it names no "
      "threshold"),
+    ("f11e.kl50", "every outcome, read on the frozen flag", "… collapsed (\"no run collapsed\", …)",
+     "… frozen (\"no run frozen\", …)", "the reading counts frozen runs; its words named collapsed ones"),
+    ("f11e.warmup", "saves", "warm-up saves it", "does not collapse with warm-up",
+     "\"saves\" compares with the anchor, which the rule does not read: it reads the warm-up dose's collapse count "
+     "(at most 1 of 5) beside the delay of its median onset"),
+    ("f9.skill, f9v2.skill", "chance", "no better than chance shown", "not distinguished from chance",
+     "the rule reads whether two rates' intervals overlap; \"better\" compares, and an overlap excludes no null"),
     ("f11f.mask", "supported", "supported: the mask saves CISPO",
      "supported: with the mask CISPO did not collapse, without it it did, and it did not end below GRPO",
      "\"saves\" is not what the rule reads: it reads two collapse counts and the mask arm's place against GRPO"),
@@ -99,6 +106,7 @@ def departures(ctx: dict) -> list[list[str]]:
     for rule, section, key, where in TRENDS:
         page, declared = ctx[section][key], ctx[section].get(f"{key}_declared", "—")
         words = RULES[rule].outcomes
-        rows.append([f"`{rule}`", where, words.get(declared, declared), words.get(page.outcome, page.outcome),
-                     "same" if declared == page.outcome else "**changed**"])  # fmt: skip
+        read = page.rule_outcome  # the rule's outcome the page's statement reads as
+        rows.append([f"`{rule}`", where, words.get(declared, declared), words.get(read, read),
+                     "same" if declared == read else "**changed**"])  # fmt: skip
     return rows

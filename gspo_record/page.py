@@ -30,6 +30,7 @@ import gspo_record.f2.spikes as f2_spikes
 import gspo_record.f2.ten as f2_ten
 import gspo_record.f3.volatility as f3_volatility
 import gspo_record.f4.replay as f4_replay
+import gspo_record.f5.confirm as f5_confirm
 import gspo_record.f5.precision as f5_precision
 import gspo_record.f6.drift as f6_drift
 import gspo_record.f6.length as f6_length
@@ -106,7 +107,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f4": f4_replay.section,
     "f5": f5_precision.section,
     "f5_train": f5_precision.train_section,
-    "f5_confirm": f5_precision.confirm_section,
+    "f5_confirm": f5_confirm.confirm_section,
     "f6": f6_variance.section,
     "f6b": f6_length.section,
     "f6c": f6_stability.section,
@@ -153,7 +154,7 @@ def compute() -> tuple[dict, dict]:
     import gspo_record.robust as robust
     from gspo_lab.experiments.stats import PAGE_INTERVAL, interval_method
     from gspo_lab.experiments.store import cached
-    from gspo_record.book import Book
+    from gspo_record.book import Book, bare_verdicts
     from gspo_record.facts import SummaryReads, collecting
     from gspo_record.statements import StatementError
 
@@ -167,6 +168,9 @@ def compute() -> tuple[dict, dict]:
     for name, (ctx, figs) in outputs.items():
         context[name] = ctx
         figures.update(figs)
+    if bare := bare_verdicts({name: context[name] for name in outputs}):  # every verdict a page prints: a statement
+        raise StatementError("verdicts a page would print without the number they are about (make them statements):"
+                             "\n  " + "\n  ".join(bare))  # fmt: skip
     if problems := (book := Book.of({name: context[name] for name in outputs})).problems():  # the statement lint
         raise StatementError("the book's statements fail the lint:\n  " + "\n  ".join(problems))
     context["book"] = book

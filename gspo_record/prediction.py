@@ -7,10 +7,11 @@ their findings (``gspo_record/fN/predictions.py``) and :mod:`gspo_record.predict
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["RESULTS", "Prediction", "result_of", "parts"]
+__all__ = ["RESULTS", "Prediction", "result_of", "parts", "cell", "brief", "read_words"]
 
 RESULTS = ("borne out", "partly", "not borne out")
 
@@ -26,6 +27,35 @@ def parts(checks: list[tuple[bool, str]]) -> tuple[str, str]:
     """A prediction scored part by part: ``checks`` holds each part's (held, what the data show); the result counts
     the parts that held and the evidence joins their words."""
     return result_of(sum(held for held, _ in checks), len(checks)), "; ".join(words for _, words in checks)
+
+
+def cell(text: str) -> tuple[float, float, float]:
+    """(mean, lo, hi) of a table's printed difference, ``mean [lo, hi] (n = k; ...)``
+    (:func:`gspo_record.fmt.diff_cell`)."""
+    found = re.match(r"\s*(\S+) \[(\S+), (\S+)\]", text)
+    if not found:
+        raise ValueError(f"not a printed interval: {text!r}")
+    return float(found[1]), float(found[2]), float(found[3])
+
+
+def brief(text: str) -> str:
+    """A table's printed difference in the evidence's form, the statements' ``brief`` one: ``mean [lo, hi], k of n
+    seeds > 0`` (its sign count, where it prints one)."""
+    found = re.match(r"\s*(\S+ \[\S+, \S+\])(?: \(n = \d+; (\d+)/(\d+) ([<>]) (\S+)\))?", text)
+    if not found:
+        raise ValueError(f"not a printed interval: {text!r}")
+    head, k, n, side, null = found.groups()
+    return head + (f", {k} of {n} seeds {side} {null}" if k else "")
+
+
+def read_words(short: str, rule) -> str:
+    """The outcome of ``rule`` (its ``higher`` / ``lower`` words, else its null) that a table's printed verdict
+    ``short`` says, where the table keeps only the words: a null label may carry a sign count instead of the
+    rule's words ("direction consistent (5/5 > 0), size unresolved")."""
+    for outcome in ("higher", "lower"):
+        if short.startswith(rule.outcomes[outcome]):
+            return outcome
+    return rule.null
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,10 @@ A :class:`Prediction` names its spec and quotes the prediction word for word (wh
 quote is in the spec's description, so nobody paraphrases it into something that came true). Its ``score`` reads the
 build's context and returns the result (one of :data:`RESULTS`) and the evidence in words, every number from the
 context. :func:`scored` runs every one; the methods page prints them all in one table, each finding page its own.
-Findings 11e and 12 are scored here; findings 2, 6, 10 and 11's other specs in their own modules
-(``gspo_record/fN/predictions.py``, built on :mod:`gspo_record.prediction`). The specs not scored yet are listed on
-methods.
+Findings 11e and 12a are scored here; findings 2, 6, 10, 11's other specs and 12's confirmations in their own modules
+(``gspo_record/fN/predictions*.py``, built on :mod:`gspo_record.prediction`). A spec whose description speaks of
+predictions but declares none is named in :data:`NONE_DECLARED` with the reason; the specs not scored yet are listed
+on methods.
 """
 
 from __future__ import annotations
@@ -18,11 +19,21 @@ from collections.abc import Callable
 from gspo_record.f2.predictions import PREDICTIONS as F2
 from gspo_record.f6.predictions import PREDICTIONS as F6
 from gspo_record.f10.predictions import PREDICTIONS as F10
+from gspo_record.f10.predictions_b import PREDICTIONS as F10_ACCOUNTS
+from gspo_record.f10.predictions_c import PREDICTIONS as F10_BRANCHES
 from gspo_record.f11.predictions import PREDICTIONS as F11
 from gspo_record.f12.lag_page import SHORT_ALL, largest_lags
+from gspo_record.f12.predictions import PREDICTIONS as F12
 from gspo_record.prediction import RESULTS, Prediction, result_of
 
-__all__ = ["RESULTS", "Prediction", "PREDICTIONS", "scored", "unscored_specs", "result_of", "context"]
+__all__ = ["RESULTS", "Prediction", "PREDICTIONS", "NONE_DECLARED", "scored", "unscored_specs", "result_of",
+           "context"]  # fmt: skip
+
+#: specs whose description mentions "predict" but declares no prediction, each with the reason (its own words)
+NONE_DECLARED = {
+    "f5_precision_confirm": 'declares none: "Nobody predicted the gain, so it is re-measured on 5 fresh seeds"; its '
+    "rule (is the gain confirmed?) is a verdict, not a prediction",
+}
 
 
 def _lags(ctx: dict) -> dict[str, int]:
@@ -93,14 +104,14 @@ def _kl50_in_range(ctx: dict) -> tuple[str, str]:
 
 def _anchors_no_threshold(ctx: dict) -> tuple[str, str]:
     fits = [f for f in ctx["f11e"]["fits"] if f["arm"] in ("GRPO", "GSPO")]
-    held = sum(f["verdict"].outcome in ("none", "few", "all") for f in fits)
+    held = sum(f["verdict"].rule_outcome in ("none", "few", "all") for f in fits)
     return result_of(held, len(fits)), "; ".join(f"{f['arm']}: {f['verdict'].label}" for f in fits)
 
 
 def _warmup(steps: int, outcome: str, any_of: bool) -> Callable[[dict], tuple[str, str]]:
     def score(ctx: dict) -> tuple[str, str]:
         reads = [(s["arm"], w) for s in ctx["f11e"]["safe"] for w in s["warmup"] if w["warmup"] == steps]
-        held = sum(w["verdict"].outcome == outcome for _, w in reads)
+        held = sum(w["verdict"].rule_outcome == outcome for _, w in reads)
         result = (RESULTS[0] if held else RESULTS[2]) if any_of else result_of(held, len(reads))
         return result, "; ".join(f"{arm} {w['collapsed']} collapsed: {w['verdict'].label}" for arm, w in reads)
 
@@ -126,8 +137,9 @@ _OWN = (
     Prediction("f11e_dose_ladder", "11", "warm-up 320 saves at least one of them", _warmup(320, "saves", any_of=True)),
 )  # fmt: skip
 
-#: every scored prediction: findings 12 and 11e here, the others from their findings' modules (``fN/predictions.py``)
-PREDICTIONS = _OWN + F2 + F6 + F10 + F11
+#: every scored prediction: findings 12a and 11e here, the others from their findings' modules
+#: (``fN/predictions*.py``)
+PREDICTIONS = _OWN + F2 + F6 + F10 + F10_ACCOUNTS + F10_BRANCHES + F11 + F12
 
 
 def scored(ctx: dict) -> list[dict]:
@@ -143,13 +155,13 @@ def scored(ctx: dict) -> list[dict]:
 
 
 def unscored_specs() -> list[str]:
-    """The specs in data/specs/ whose description declares predictions that :data:`PREDICTIONS` does not score
-    yet (sorted)."""
+    """The specs in data/specs/ whose description speaks of predictions that :data:`PREDICTIONS` does not score
+    yet (sorted), leaving out those :data:`NONE_DECLARED` names."""
     import tomllib
 
     from gspo_lab.paths import data_dir
 
-    done = {p.spec for p in PREDICTIONS}
+    done = {p.spec for p in PREDICTIONS} | set(NONE_DECLARED)
     out = []
     for path in sorted((data_dir() / "specs").glob("*.toml")):
         text = tomllib.loads(path.read_text()).get("description", "")
@@ -160,7 +172,9 @@ def unscored_specs() -> list[str]:
 
 def context(ctx: dict) -> dict:
     """The pages' context: every scored prediction as a table row (``rows``: spec, quote, result, evidence), the rows
-    of each finding (``by_finding``), the count per result and the specs whose predictions are not scored yet."""
+    of each finding (``by_finding``), the count per result, the specs whose predictions are not scored yet (with the
+    methods page's sentence on them, ``unscored_line``) and those that declare none (``none_declared``: spec,
+    reason)."""
     done = scored(ctx)
     row = lambda p: [f"`{p['spec']}`", f'"{p["quote"]}"', f"**{p['result']}**", p["evidence"]]  # noqa: E731
     by_finding: dict[str, list] = {}
@@ -168,4 +182,14 @@ def context(ctx: dict) -> dict:
         by_finding.setdefault(p["finding"], []).append(row(p)[1:])
     counts = {r: sum(p["result"] == r for p in done) for r in RESULTS}
     return {"rows": [row(p) for p in done], "by_finding": by_finding, "counts": counts,
-            "unscored": unscored_specs()}  # fmt: skip
+            "unscored": (left := unscored_specs()), "unscored_line": _unscored_line(left),
+            "none_declared": sorted(NONE_DECLARED.items())}  # fmt: skip
+
+
+def _unscored_line(specs: list[str]) -> str:
+    """The methods page's sentence on the specs not scored yet (templates loop, never decide)."""
+    if not specs:
+        return "Every spec that declared a prediction has it scored here."
+    names = ", ".join(f"`{s}`" for s in specs)
+    return (f"Not yet scored: the predictions of {names}. Until they are, their finding pages print them in their "
+            "design paragraphs without a result.")  # fmt: skip

@@ -275,6 +275,13 @@ COLLAPSE_CLASS = register(
 )
 
 
-def class_verdict(k: int, n: int) -> Verdict:
-    """Rule ``collapse.class`` on k collapsed runs of n (:func:`collapse_class`)."""
-    return COLLAPSE_CLASS.verdict(collapse_class(k, n))
+def class_verdict(k: int, n: int, id: str = ""):
+    """Rule ``collapse.class`` on k collapsed runs of n (:func:`collapse_class`); with ``id``, the statement about
+    that count (a page verdict), else the rule's verdict (a label inside a table cell beside its count)."""
+    if not id or not n:
+        return COLLAPSE_CLASS.verdict(collapse_class(k, n))
+    from gspo_record.statements import Count
+
+    return COLLAPSE_CLASS.state(id, "does this arm collapse (>= 4 of 5 seeds, scaled)?",
+                                Count(k, n, COLLAPSES_AT_LEAST, STABLE_AT_MOST),
+                                reads={"at_least": "collapses", "at_most": "stable", "between": "between"})  # fmt: skip

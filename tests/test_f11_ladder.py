@@ -49,15 +49,15 @@ def test_kl50_reaches_every_outcome():
         _runs("gspo", lows + highs, [False] * 6 + [True] * 2),
     ], ignore_index=True)  # fmt: skip
     fit = ladder.kl50(table, "cispo")
-    assert fit["verdict"].outcome == "crossing" and 0.02 < fit["kl50"] < 0.2
+    assert fit["verdict"].rule_outcome == "crossing" and 0.02 < fit["kl50"] < 0.2
     assert fit["low"] <= fit["kl50"] <= fit["high"] and fit["resamples"] > 1000
-    assert {a: ladder.kl50_verdict(table, a).outcome for a in ("grpo", "sapo", "gspo")} == {
+    assert {a: ladder.kl50_verdict(table, a).rule_outcome for a in ("grpo", "sapo", "gspo")} == {
         "grpo": "none", "sapo": "all", "gspo": "few"}  # fmt: skip
-    assert ladder.kl50_verdict(table, "vespo").outcome == PENDING
+    assert ladder.kl50_verdict(table, "vespo").rule_outcome == PENDING
     assert "8 of 20 ladder runs finished" in fit["verdict"].provisional
     # a warm-up dose is not a dose: its runs leave the fit alone
     warm = pd.concat([table, _runs("grpo", [0.001] * 5, [True] * 5, warmup=80, lr=1e-4)], ignore_index=True)
-    assert ladder.kl50_verdict(warm, "grpo").outcome == "none"
+    assert ladder.kl50_verdict(warm, "grpo").rule_outcome == "none"
 
 
 def _dose(arm, lr, collapsed, frozen, outcome, n=5, warmup=0):
@@ -70,9 +70,9 @@ def test_safe_reads_collapse_freeze_and_position_and_reaches_every_outcome():
              _dose("cispo", 4e-5, 0, 1, "grpo_like"), _dose("cispo", 7e-5, 5, 5, "below_grpo"),
              _dose("sapo", 2e-5, 0, 0, "below_grpo"), _dose("sapo", 4e-5, 2, 0, "grpo_like")]  # fmt: skip
     v, lr = ladder.safe_verdict(doses, "cispo")
-    assert (v.outcome, lr) == ("safe", 2e-5)  # 4e-5 froze once: not safe
-    assert ladder.safe_verdict(doses, "sapo")[0].outcome == "none"  # below GRPO, then 2/5 collapsed
-    assert ladder.safe_verdict(doses, "vespo")[0].outcome == PENDING
+    assert (v.rule_outcome, lr) == ("safe", 2e-5)  # 4e-5 froze once: not safe
+    assert ladder.safe_verdict(doses, "sapo")[0].rule_outcome == "none"  # below GRPO, then 2/5 collapsed
+    assert ladder.safe_verdict(doses, "vespo")[0].rule_outcome == PENDING
     assert ladder.safe_verdict([_dose("cispo", 1e-5, 0, 0, "grpo_like", n=3)], "cispo")[0].provisional
 
 
@@ -84,27 +84,27 @@ def test_warmup_reaches_every_outcome():
         "no_change": _runs("cispo", [0.002] * 5, [True] * 5, warmup=80, lr=1e-4, onset=[10, 20, 10, 10, 10]),
     }
     for outcome, runs in cases.items():
-        assert ladder.warmup_verdict(pd.concat([anchor, runs], ignore_index=True), "cispo", 80).outcome == outcome
-    assert ladder.warmup_verdict(anchor, "cispo", 80).outcome == PENDING
+        assert ladder.warmup_verdict(pd.concat([anchor, runs], ignore_index=True), "cispo", 80).rule_outcome == outcome
+    assert ladder.warmup_verdict(anchor, "cispo", 80).rule_outcome == PENDING
 
 
 def _safe_holds(safe) -> bool:
     """The expectations of the safe test, for any implementation ``safe(doses, arm) -> (verdict, lr)``."""
     doses = [_dose("cispo", 2e-5, 0, 0, "grpo_like"), _dose("cispo", 4e-5, 0, 1, "grpo_like"),
              _dose("sapo", 2e-5, 0, 0, "below_grpo")]  # fmt: skip
-    return safe(doses, "cispo")[1] == 2e-5 and safe(doses, "sapo")[0].outcome == "none"
+    return safe(doses, "cispo")[1] == 2e-5 and safe(doses, "sapo")[0].rule_outcome == "none"
 
 
 def _warmup_holds(warmup) -> bool:
     anchor = _runs("cispo", [0.3] * 5, [True] * 5, lr=1e-4, source="f11b", onset=[10] * 5)
     runs = _runs("cispo", [0.002] * 5, [True] * 5, warmup=80, lr=1e-4, onset=[12] * 5)
-    return warmup(pd.concat([anchor, runs], ignore_index=True), "cispo", 80).outcome == "no_change"
+    return warmup(pd.concat([anchor, runs], ignore_index=True), "cispo", 80).rule_outcome == "no_change"
 
 
 def _kl50_holds(kl50) -> bool:
     table = pd.concat([_runs("grpo", [0.01, 0.02, 0.2, 0.3], [False] * 4),
                        _runs("grpo", [0.001] * 5, [True] * 5, warmup=80, lr=1e-4)], ignore_index=True)  # fmt: skip
-    return kl50(table, "grpo").outcome == "none"
+    return kl50(table, "grpo").rule_outcome == "none"
 
 
 def _safe_ignoring_freezes(doses, arm):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -44,11 +43,8 @@ from gspo_lab.routing import record_routing, replay_routing
 from gspo_lab.step import collect, init_state, update
 from gspo_lab.tasks import get_task
 
-import gspo_lab.experiments.stats as stats  # isort: skip
 import gspo_record.f2.search as f2_search  # isort: skip
 import gspo_record.f2.remeasure as f2_remeasure  # isort: skip
-import gspo_record.f5.precision as f5_precision  # isort: skip
-import gspo_record.f9.precursors as f9_precursors  # isort: skip
 import gspo_record.f10.why as f10_why  # isort: skip
 import gspo_record.f11.successors as f11_successors  # isort: skip
 import gspo_record.page  # noqa: F401  # isort: skip  (every rule registered)
@@ -403,13 +399,6 @@ def collapsed_survivors(k: int, n: int):
     return Count(n - k, n, rules.COLLAPSES_AT_LEAST, rules.STABLE_AT_MOST)
 
 
-def collapse_class_strict(k: int, n: int) -> str:
-    """The declared ">= 4 of 5" and "<= 1 of 5" written as strict inequalities."""
-    if k > rules.COLLAPSES_AT_LEAST * n / 5:
-        return "collapses"
-    return "stable" if k < rules.STABLE_AT_MOST * n / 5 else "between"
-
-
 def map_verdict_by_counts(points):
     """The map's rule comparing collapsed counts, not fractions (arms with different seed counts compared raw)."""
     if (points["k"]["gspo"] > points["k"]["grpo"]).any():
@@ -422,23 +411,22 @@ def separation_by_means(variant, base) -> int:
     return 1 if variant.mean() > base.mean() else (-1 if variant.mean() < base.mean() else 0)
 
 
-def premise_without_floor(table, eps=GSPO_CLIP.low):
-    """§5.4's premise checked on the bf16 mismatch alone, ignoring whether the fp32 floor is as large."""
-    means = table.groupby("checkpoint")["bf16_seq_mean"].mean()
-    return f5_precision.PREMISE.verdict("holds" if (means > eps).all() else ("not" if (means < eps).all() else "mixed"))
+def premise_without_floor(o):
+    """§5.4's premise checked on the bf16 mismatch alone, ignoring whether the fp32 floor is as large (one cold
+    start's reading of its two intervals)."""
+    return "above" if o["bf16"] == "above" else ("below" if o["bf16"] == "below" else "mixed")
 
 
-def confirm_any_sign(first, fresh):
+def confirm_any_sign(o):
     """A confirmation that counts any interval excluding 0 on the fresh seeds, whatever its sign."""
-    if stats.interval_sign(first) == 0:
-        return f5_precision.CONFIRM.verdict("nothing")
-    return f5_precision.CONFIRM.verdict("confirmed" if stats.interval_sign(fresh) != 0 else "not")
+    if o["first seeds"] == "none":
+        return "nothing"
+    return "confirmed" if o["fresh seeds"] != "none" else "not"
 
 
-def qualifies_at_the_shortest_length_only(table, lr, seeds=2):
+def qualifies_at_the_shortest_length_only(shortest, gspo):
     """f6c.regime's criterion without its second half: GSPO's collapses at the longer lengths are not read."""
-    at = table[table["lr"] == lr]
-    return not at[at["length"] == at["length"].min()]["collapsed"].any()
+    return "qualifies" if shortest == "at_most" else "fails"
 
 
 def trend_without_interval(table, x="length", y="noise_ratio_kK"):
@@ -645,12 +633,12 @@ RULE_MUTANTS += [
           _same(map_verdict_by_counts), "the map compares collapsed counts, not fractions"),
     _rule("f2.target", "GRPO 4/5, GSPO 1/5", "gspo_record.f2.candidate.TARGET_GSPO_AT_MOST", _same(1),
           "the target's GSPO bound loosened from 0 to 1 of 5"),
-    _rule("f2e.dual_clip", "0/5 but peak 150", "gspo_record.f2.mechanism.PEAK_GSPO_RANGE", _same(math.inf),
+    _rule("f2e.dual_clip", "0/5 but peak 150", "gspo_record.f2.interventions.PEAK_GSPO_RANGE", _same(1e12),
           "dual-clip's declared condition on the largest norm dropped"),
-    _rule("f2e.clip10", "4/5", "gspo_record.f2.mechanism.collapse_class", _same(collapse_class_strict),
-          'the declared ">= 4 of 5" written as "> 4 of 5"'),
-    _rule("f2e.clip30", "1/5", "gspo_record.f2.mechanism.collapse_class", _same(collapse_class_strict),
-          'the declared "<= 1 of 5" written as "< 1 of 5"'),
+    _rule("f2e.clip10", "4/5", "gspo_record.f2.interventions.COLLAPSES_AT_LEAST", _same(5),
+          'the declared ">= 4 of 5" written as ">= 5 of 5"'),
+    _rule("f2e.clip30", "1/5", "gspo_record.f2.interventions.STABLE_AT_MOST", _same(0),
+          'the declared "<= 1 of 5" written as "<= 0 of 5"'),
     _rule("f2e.dose_confirm", "MoE 4/5, dense 1/5", "gspo_record.f2.mechanism.dose_confirm_verdict",
           lambda original: functools.wraps(original)(lambda km, nm, kd, nd, c: original(kd, nd, km, nm, c)),
           "the MoE's and the dense twin's counts swapped"),
@@ -676,13 +664,13 @@ RULE_MUTANTS += [
           _same(separation_by_means), "separation read from the means, not the intervals"),
     _rule("f4.replay", "plain 5/5, R2 0/5", "gspo_record.f4.replay.collapsed", _same(collapsed_survivors),
           "the collapsed column read as the surviving runs"),
-    _rule("f5.premise", "the floor above ε too", "gspo_record.f5.precision.premise_verdict",
+    _rule("f5.premise", "the floor above ε too", "gspo_record.f5.precision.cold_start_outcome",
           _same(premise_without_floor), "the premise checked without the fp32 floor"),
     _rule("f5.claim", "GSPO far", "gspo_record.f5.precision.CLOSE_ACC", _same(0.5),
           "the declared 0.05 band typed as 0.5"),
     _rule("f5.nonzero", "across 0", "gspo_record.f5.precision.seed_interval", _same(bootstrap_without_resampling),
           "an interval that is the mean twice (the sign of the mean decides)"),
-    _rule("f5.confirm", "opposite sign on fresh seeds", "gspo_record.f5.precision.confirm_verdict",
+    _rule("f5.confirm", "opposite sign on fresh seeds", "gspo_record.f5.confirm.confirm_outcome",
           _same(confirm_any_sign), "a confirmation that ignores the sign"),
     _rule("f6.above_one", "across 1", "gspo_record.f6.variance.seed_interval", _same(mean_point),
           "the sign of the mean instead of the interval"),
@@ -693,7 +681,7 @@ RULE_MUTANTS += [
           "the sign of the mean instead of the interval"),
     _rule("f6b.grows", "noisy, slightly rising mean", "gspo_record.f6.variance.seed_trend",
           _same(trend_without_interval), "the slope's sign without its interval"),
-    _rule("f6c.regime", "GSPO collapses at L = 7 at 1e-4", "gspo_record.f6.stability.qualifies",
+    _rule("f6c.regime", "GSPO collapses at L = 7 at 1e-4", "gspo_record.f6.stability.qualifies_outcome",
           _same(qualifies_at_the_shortest_length_only), "the criterion read at the shortest length only"),
     _rule("f6c.gap_grows", "noisy, slightly rising mean", "gspo_record.f6.variance.seed_trend",
           _same(trend_without_interval), "the slope's sign without its interval"),
@@ -727,8 +715,8 @@ RULE_MUTANTS += [
           "the sign of the mean difference instead of its interval"),
     _rule("f7.token_credit", "across 0, mean above 0", "gspo_record.f7.token_adv.seed_interval",
           _same(bootstrap_without_resampling), "an interval that is the mean twice"),
-    _rule("f9.skill", "overlapping", "gspo_record.f9.precursors.skill_verdict",
-          _same(lambda row: f9_precursors.SKILL.verdict("warns" if row["warned_lo"] > row["false_lo"] else "chance")),
+    _rule("f9.skill", "overlapping", "gspo_record.kinds.rates_outcome",
+          _same(lambda x: "above" if x.a_lo > x.b_lo else "overlap"),
           "skill read from the lower ends only (overlapping intervals called a warning)"),
     _rule("f9v2.skill", "warns at 95 % but not at the Bonferroni level", "gspo_record.f9.precursors.LEVEL_V2",
           _same(0.95), "the multiplicity correction dropped (each of the 4 signals read at 95 %)"),

@@ -23,6 +23,7 @@ import gspo_record.f2.search as f2s
 import gspo_record.f2.ten as f2t
 import gspo_record.f3.volatility as f3
 import gspo_record.f4.replay as f4
+import gspo_record.f5.confirm as f5c
 import gspo_record.f5.precision as f5
 import gspo_record.f6.drift as f6d
 import gspo_record.f6.length as f6b
@@ -227,8 +228,9 @@ def _skill_v2(warned: int, collapsing: int, false: int, stable: int):
     from gspo_lab.precursors import _wilson
 
     (wl, wh), (fl, fh) = (_wilson(k, n, f9.LEVEL_V2) for k, n in ((warned, collapsing), (false, stable)))
-    row = {"collapsing": collapsing, "stable": stable, "warned_lo": wl, "warned_hi": wh, "false_lo": fl, "false_hi": fh}
-    return f9.skill_verdict(row, f9.SKILL_V2)
+    row = {"collapsing": collapsing, "stable": stable, "warned_lo": wl, "warned_hi": wh, "false_lo": fl, "false_hi": fh,
+           "warned": warned, "false_alarms": false}  # fmt: skip
+    return f9.skill_verdict(row, f9.SKILL_V2, level=f9.LEVEL_V2)
 
 
 def _skill(warned: int, collapsing: int, false: int, stable: int) -> dict:
@@ -239,6 +241,8 @@ def _skill(warned: int, collapsing: int, false: int, stable: int) -> dict:
     return {
         "collapsing": collapsing,
         "stable": stable,
+        "warned": warned,
+        "false_alarms": false,
         "warned_lo": wl,
         "warned_hi": wh,
         "false_lo": fl,
@@ -461,9 +465,9 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("across 0", lambda: f5.nonzero_verdict(MIXED), "none"),
     ],
     "f5.confirm": [
-        ("same sign again", lambda: f5.confirm_verdict(UP, UP), "confirmed"),
-        ("opposite sign on fresh seeds", lambda: f5.confirm_verdict(UP, DOWN), "not"),
-        ("first interval across 0", lambda: f5.confirm_verdict(MIXED, UP), "nothing"),
+        ("same sign again", lambda: f5c.confirm_verdict(UP, UP), "confirmed"),
+        ("opposite sign on fresh seeds", lambda: f5c.confirm_verdict(UP, DOWN), "not"),
+        ("first interval across 0", lambda: f5c.confirm_verdict(MIXED, UP), "nothing"),
     ],
     "f6.above_one": [
         ("above", lambda: f6.above_one_verdict(1 + UP * 10), "above"),

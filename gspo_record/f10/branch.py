@@ -21,7 +21,8 @@ from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_record.f10.ten import paired_flips
 from gspo_record.f10.why import SPECS
 from gspo_record.fmt import diff_cell, num, off, robustness
-from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.kinds import Band
+from gspo_record.rules import PENDING, Rule, register
 from gspo_record.signed import SIGNED, signed
 from gspo_record.tables import progress, spec
 
@@ -93,11 +94,15 @@ def spreads(m: pd.DataFrame, arm: str, column: str = "late_acc") -> tuple[float,
     return float((pair[arm] - pair["TRUNK"]).std()), float(math.sqrt(pair[arm].var() + pair["TRUNK"].var()))
 
 
-def paired_verdict(paired: float, unpaired: float) -> Verdict:
-    """``f10z.paired`` on the two spreads (pending when either is undefined)."""
+def paired_verdict(paired: float, unpaired: float, id: str = "f10z.paired"):
+    """``f10z.paired`` on the two spreads (pending when either is undefined): statement ``id`` about the paired
+    spread against the declared share of the unpaired one, "tighter" below it."""
     if not (math.isfinite(paired) and math.isfinite(unpaired)):
         return PAIRED.verdict(PENDING)
-    return PAIRED.verdict("tighter" if paired < TIGHTER * unpaired else "not")
+    limit = TIGHTER * unpaired
+    number = Band(paired, limit, math.inf, "sd paired", f"{num(limit)} ({TIGHTER:g} × sd unpaired)")
+    return PAIRED.state(id, "does pairing by seed tighten the difference's spread?", number,
+                        reads={"below": "tighter", "inside": "not"})  # fmt: skip
 
 
 def reproduced(table: pd.DataFrame, m: pd.DataFrame) -> str:
@@ -126,10 +131,10 @@ def section(table: pd.DataFrame) -> dict:
             measure = lambda runs, column, n=name: paired_diff(runs, n, "TRUNK", column)  # noqa: E731
             flips = [] if verdict.outcome == PENDING else paired_flips(measure, branch_verdict, m, verdict.outcome)
             paired, unpaired = spreads(m, name)
-            tight = paired_verdict(paired, unpaired)
+            tight = paired_verdict(paired, unpaired, f"f10z.paired.{name}")
             g = m[m["arm_id"] == name]
             sure = robustness(flips)
-            rows.append([arm, point, diff_cell(diff), verdict.short, sure, num(paired), num(unpaired), str(tight),
+            rows.append([arm, point, diff_cell(diff), verdict.short, sure, num(paired), num(unpaired), tight.short,
                          f"{int(g['collapsed'].sum())}/{len(g)}"])  # fmt: skip
             verdicts.append({"arm": arm, "point": point, "verdict": verdict, "paired": tight})
     trunks = m[m["arm_id"] == "TRUNK"]

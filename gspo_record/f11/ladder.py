@@ -6,14 +6,17 @@ SAPO die, beside GRPO and GSPO, and whether a warm-up saves them. Rules declared
   f11d's, seeds 15-19), each with its rollout-0 KL k3 (``drift``), its largest per-rollout KL k3 (``peak``) and
   endpoint v2's collapse and freeze flags and onsets.
 - :func:`kl50` fits P(collapse) against log10(drift) (logistic, no-warm-up doses only) and reads the drift where it
-  crosses 0.5, with a percentile bootstrap interval over runs: rule ``f11e.kl50``. The fit maximises the likelihood
-  with a small L2 penalty (:data:`RIDGE`, on the slope of the standardised log drift), chosen when this code was
-  written, after the first seed's cells had run: without it a sample whose classes do not overlap has no finite
-  maximum, and the crossing then sits between the two groups.
+  crosses 0.5, with a percentile bootstrap interval over runs: rule ``f11e.kl50``, a statement on the count of runs
+  in the class (:class:`~gspo_record.kinds.Split`: a crossing is read only with :data:`MIN_EACH` of each). The fit
+  (:mod:`gspo_record.f11.logistic`) maximises the likelihood with a small L2 penalty (:data:`RIDGE`, on the slope of
+  the standardised log drift), chosen when this code was written, after the first seed's cells had run: without it a
+  sample whose classes do not overlap has no finite maximum, and the crossing then sits between the two groups.
 - :func:`dose_verdicts`: rule ``f11e.dose``, finding 11's position (objective − GRPO, objective − GSPO, late
   held-out accuracy, paired by seed) at each dose, beside its collapse and freeze counts.
 - :func:`safe_verdict`: rule ``f11e.safe``, the largest no-warm-up lr at which a successor collapses ≤ 1/5, freezes
-  in none and does not sit below GRPO; :func:`warmup_verdict`: rule ``f11e.warmup``.
+  in none and does not sit below GRPO (a :class:`~gspo_record.kinds.Largest` rung of the arm's ladder);
+  :func:`warmup_verdict`: rule ``f11e.warmup``, a joint of the warm-up dose's collapse count and its median onset's
+  delay against the anchor (a :class:`~gspo_record.kinds.Band`).
 """
 
 from __future__ import annotations
@@ -26,22 +29,25 @@ import numpy as np
 import pandas as pd
 
 from gspo_lab.experiments.reading import remember
+from gspo_record.f11.logistic import RIDGE, logistic, logistic_many
 from gspo_record.f11.regimes import DRIFT, SPEC_B, SPEC_D, per_rollout
 from gspo_record.f11.regimes import runs as regime_runs
 from gspo_record.f11.successors import POSITION, position
+from gspo_record.joint import Joint, combination
+from gspo_record.kinds import Band, Largest, Split
 from gspo_record.rules import PENDING, STABLE_AT_MOST, Rule, register
+from gspo_record.statements import Count, outcome_of
 from gspo_record.tables import declared, spec
 
-__all__ = ["SPEC_E", "ARMS", "SUCCESSORS", "RIDGE", "runs", "logistic", "kl50", "kl50_verdict", "dose_verdicts",
-           "safe_verdict", "warmup_verdict", "KL50", "DOSE", "SAFE", "WARMUP"]  # fmt: skip
+__all__ = ["SPEC_E", "ARMS", "SUCCESSORS", "RIDGE", "runs", "logistic", "logistic_many", "kl50", "kl50_verdict",
+           "dose_verdicts", "safe_verdict", "warmup_outcome", "warmup_verdict",
+           "KL50", "DOSE", "SAFE", "WARMUP"]  # fmt: skip
 
 SPEC_E = "f11e_dose_ladder"
 ARMS = ("grpo", "gspo", "cispo", "sapo")
 SUCCESSORS = ("cispo", "sapo")
 #: the anchor dose: lr 1e-4 without warm-up, the regime of f11b (MoE) and f11d
 ANCHOR = (1e-4, 0)
-#: L2 penalty on the slope of the standardised log10 drift (module docstring)
-RIDGE = 0.01
 BOOTSTRAP, BOOTSTRAP_SEED = 2000, 0
 #: seeds per ladder dose (20-24); a reading on fewer is provisional
 SEEDS = 5
@@ -64,6 +70,7 @@ KL50 = register(
         declared=_SPEC_LINE,
         marker="- f11e.kl50 per arm: logistic fit of collapsed (v2)",
         specs=(SPEC_E,),
+        reads={"all": "all", "none": "none", "few": "few", "both": "crossing"},
     )
 )  # fmt: skip
 DOSE = register(
@@ -86,13 +93,14 @@ SAFE = register(
         declared=_SPEC_LINE,
         marker="- f11e.safe per successor: the largest no-warm-up lr",
         specs=(SPEC_E,),
+        reads={"found": "safe", "none": "none"},
     )
 )
 WARMUP = register(
     Rule(
         "f11e.warmup",
         "11",
-        {"saves": "warm-up saves it", "delays": "warm-up delays it", "no_change": "no change shown"},
+        {"saves": "does not collapse with warm-up", "delays": "warm-up delays it", "no_change": "no change shown"},
         {"STABLE_AT_MOST": STABLE_AT_MOST, "DELAYED_AT_LEAST": 3, "DELAY_ROLLOUTS": DELAY_ROLLOUTS},
         declared=_SPEC_LINE,
         marker="- f11e.warmup per successor and warm-up dose",
@@ -133,52 +141,10 @@ def runs() -> pd.DataFrame:
     return table
 
 
-def logistic(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE) -> float:
-    """The x where a logistic fit of ``y`` (0/1) on ``x`` crosses 0.5, with an L2 penalty ``ridge`` on the slope
-    of the standardised ``x`` (Newton's method); NaN when the slope is not positive (collapse does not rise with x)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(x) != len(y) or len(x) < 2 or not np.all(np.isfinite(x)):
-        raise ValueError(f"logistic: x and y must be finite, of one length >= 2; got {len(x)} and {len(y)}")
-    mu, sd = x.mean(), x.std() or 1.0
-    z = np.column_stack([np.ones_like(x), (x - mu) / sd])
-    beta, penalty = np.zeros(2), np.diag([0.0, ridge])
-    for _ in range(100):
-        p = 1 / (1 + np.exp(-z @ beta))
-        grad = z.T @ (y - p) - penalty @ beta
-        hess = z.T @ (z * (p * (1 - p))[:, None]) + penalty
-        step = np.linalg.solve(hess, grad)
-        beta += step
-        if np.abs(step).max() < 1e-10:
-            break
-    return mu - sd * beta[0] / beta[1] if beta[1] > 0 else math.nan
-
-
-def logistic_many(xs: np.ndarray, ys: np.ndarray, ridge: float = RIDGE) -> np.ndarray:
-    """:func:`logistic` of each row of ``xs`` and ``ys`` (shape (R, n): R resamples of n runs), in one Newton loop
-    over the rows not yet converged: each row takes :func:`logistic`'s steps on the same numbers, so its crossing is
-    :func:`logistic`'s (tests/test_f11_ladder.py checks, bit for bit)."""
-    mu, sd = xs.mean(axis=1), xs.std(axis=1)
-    sd = np.where(sd == 0, 1.0, sd)
-    z = np.stack([np.ones_like(xs), (xs - mu[:, None]) / sd[:, None]], axis=2)  # (R, n, 2)
-    beta, penalty = np.zeros((len(xs), 2)), np.diag([0.0, ridge])
-    active = np.ones(len(xs), dtype=bool)
-    for _ in range(100):
-        rows = np.flatnonzero(active)
-        if not len(rows):
-            break
-        zr, b, zt = z[rows], beta[rows], np.swapaxes(z[rows], 1, 2)
-        p = 1 / (1 + np.exp(-(zr @ b[:, :, None])[:, :, 0]))
-        grad = (zt @ (ys[rows] - p)[:, :, None])[:, :, 0] - b @ penalty.T
-        hess = zt @ (zr * (p * (1 - p))[:, :, None]) + penalty
-        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-        beta[rows] = b + step
-        active[rows] = np.abs(step).max(axis=1) >= 1e-10
-    return np.where(beta[:, 1] > 0, mu - sd * beta[:, 0] / np.where(beta[:, 1] > 0, beta[:, 1], 1.0), np.nan)
-
-
 def kl50(table: pd.DataFrame, arm: str, flag: str = "collapsed") -> dict:
-    """Rule ``f11e.kl50`` for ``arm`` on the no-warm-up runs (``flag``: collapsed, or frozen): the crossing in KL k3
-    with its bootstrap interval, or why there is none; with the count and the drift's range."""
+    """Rule ``f11e.kl50`` for ``arm`` on the no-warm-up runs (``flag``: collapsed, or frozen): statement
+    ``f11e.kl50.<arm>.<flag>`` on the count of runs in the class (a crossing is read only with :data:`MIN_EACH` of
+    each), and the crossing in KL k3 with its bootstrap interval where it is read; with the drift's range."""
     runs_ = table[(table["arm_id"] == arm) & (table["warmup"] == 0)].dropna(subset=["drift"])
     y, x = runs_[flag].to_numpy(dtype=float), np.log10(runs_["drift"].to_numpy(dtype=float))
     k, n = int(y.sum()), len(y)
@@ -188,22 +154,24 @@ def kl50(table: pd.DataFrame, arm: str, flag: str = "collapsed") -> dict:
         return {**out, "verdict": KL50.verdict(PENDING)}
     done, total = int((runs_["source"] == SPEC_E).sum()), LADDER_DOSES * SEEDS
     note = f"{done} of {total} ladder runs finished" if done < total else ""
-    if k == n or k == 0:
-        return {**out, "verdict": KL50.verdict("all" if k == n else "none", note)}
-    if min(k, n - k) < MIN_EACH:
-        return {**out, "verdict": KL50.verdict("few", note)}
+    number = Split(k, n, MIN_EACH, flag)
+    words = {o: KL50.outcomes[r].replace(" collapsed", f" {flag}") for o, r in KL50.reads.items()}
+    verdict = KL50.state(f"{KL50.name}.{arm}.{flag}", f"at what rollout-0 KL k3 are half of {arm}'s runs {flag}?",
+                         number, provisional=note, words=words)  # fmt: skip
+    if outcome_of(number) != "both":
+        return {**out, "verdict": verdict}
     point = logistic(x, y)  # first: it refuses a non-finite drift
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     draws = np.array([i for i in (rng.integers(0, n, n) for _ in range(BOOTSTRAP)) if 0 < y[i].sum() < n])
     crossings = logistic_many(x[draws], y[draws]) if len(draws) else np.array([])
     crossings = crossings[np.isfinite(crossings)]
     lo, hi = np.percentile(crossings, [2.5, 97.5]) if len(crossings) else (math.nan, math.nan)
-    return {**out, "verdict": KL50.verdict("crossing", note), "kl50": 10**point, "low": 10**lo, "high": 10**hi,
+    return {**out, "verdict": verdict, "kl50": 10**point, "low": 10**lo, "high": 10**hi,
             "resamples": len(crossings)}  # fmt: skip
 
 
 def kl50_verdict(table: pd.DataFrame, arm: str, flag: str = "collapsed"):
-    """The :class:`~gspo_record.rules.Verdict` of :func:`kl50`."""
+    """The statement of :func:`kl50` (a pending verdict without runs)."""
     return kl50(table, arm, flag)["verdict"]
 
 
@@ -227,29 +195,52 @@ def dose_verdicts(table: pd.DataFrame) -> list[dict]:
 
 
 def safe_verdict(doses: list[dict], arm: str):
-    """Rule ``f11e.safe``: (verdict, lr) — the largest no-warm-up lr at which ``arm`` collapses ≤ 1/5, freezes in
-    none and is not below GRPO; PENDING while a ladder dose has no finished run of it."""
+    """Rule ``f11e.safe``: (statement ``f11e.safe.<arm>``, lr) — the largest no-warm-up lr at which ``arm`` collapses
+    ≤ 1/5, freezes in none and is not below GRPO, among the arm's no-warm-up doses; PENDING without one."""
     mine = [d for d in doses if d["arm"] == arm and d["warmup"] == 0]
     if not mine:
         return SAFE.verdict(PENDING), None
     ok = [d["lr"] for d in mine if d["collapsed"] <= STABLE_AT_MOST * d["n"] / 5 and d["frozen"] == 0
-          and d["verdict"].outcome != "below_grpo"]  # fmt: skip
+          and d["verdict"].rule_outcome != "below_grpo"]  # fmt: skip
     short = [d for d in mine if d["n"] < SEEDS]
     note = f"{min(d['n'] for d in short)} of {SEEDS} seeds finished at some dose" if short else ""
-    return (SAFE.verdict("safe", note), max(ok)) if ok else (SAFE.verdict("none", note), None)
+    number = Largest(max(ok) if ok else None, tuple(sorted({d["lr"] for d in mine})), "lr")
+    statement = SAFE.state(f"{SAFE.name}.{arm}", f"up to what lr without warm-up does {arm} train safely?", number,
+                           provisional=note)  # fmt: skip
+    return statement, number.value
+
+
+def warmup_outcome(collapsed: str, delay: str) -> str:
+    """``f11e.warmup`` from its parts' outcomes: *saves* when the warm-up dose collapses in at most 1 of 5; *delays*
+    when it collapses in at least 3 of 5 and its median onset is at least :data:`DELAY_ROLLOUTS` later; else
+    *no_change*."""
+    if collapsed == "at_most":
+        return "saves"
+    return "delays" if collapsed == "at_least" and delay == "inside" else "no_change"
+
+
+_WARMUP_PARTS = ("collapsed", "median onset, rollouts later")
+combination("f11e.warmup", tuple(WARMUP.outcomes), _WARMUP_PARTS)(
+    lambda o: warmup_outcome(*(o[k] for k in _WARMUP_PARTS))  # looked up when called: a mutant of it is read
+)
 
 
 def warmup_verdict(table: pd.DataFrame, arm: str, warmup: int):
-    """Rule ``f11e.warmup`` for ``arm`` at warm-up ``warmup`` (lr 1e-4) against the anchor (no warm-up)."""
+    """Rule ``f11e.warmup`` for ``arm`` at warm-up ``warmup`` (lr 1e-4) against the anchor (no warm-up): statement
+    ``f11e.warmup.<arm>.<warmup>`` on the warm-up dose's collapse count and its median onset's delay."""
     runs_ = table[(table["arm_id"] == arm) & (table["warmup"] == warmup) & (table["lr"] == ANCHOR[0])]
     anchor = table[(table["arm_id"] == arm) & (table["warmup"] == 0) & (table["lr"] == ANCHOR[0])]
     if runs_.empty or anchor.empty:
         return WARMUP.verdict(PENDING)
     k, n = int(runs_["collapsed"].sum()), len(runs_)
     note = f"{n} of {SEEDS} seeds finished" if n < SEEDS else ""
-    if k <= STABLE_AT_MOST * n / 5:
-        return WARMUP.verdict("saves", note)
-    later = runs_["collapse_onset"].dropna().median() - anchor["collapse_onset"].dropna().median()
-    if k >= 3 / 5 * n and later >= DELAY_ROLLOUTS:
-        return WARMUP.verdict("delays", note)
-    return WARMUP.verdict("no_change", note)
+    later = float(runs_["collapse_onset"].dropna().median() - anchor["collapse_onset"].dropna().median())
+    number = Joint(
+        "f11e.warmup",
+        (
+            ("collapsed", Count(k, n, 3, STABLE_AT_MOST)),
+            ("median onset, rollouts later", Band(later, DELAY_ROLLOUTS, math.inf, "")),
+        ),
+    )
+    return WARMUP.state(f"{WARMUP.name}.{arm}.{warmup}", f"what does a warm-up of {warmup} steps do to {arm}?", number,
+                        provisional=note)  # fmt: skip

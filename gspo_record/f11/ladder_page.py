@@ -59,7 +59,7 @@ def section() -> tuple[dict, dict]:
             warm.append({"warmup": w, "verdict": ladder.warmup_verdict(table, arm, w), "collapsed": collapsed,
                          "drift": spread(runs["drift"])})  # fmt: skip
         safe.append({"arm": NAMES[arm], "verdict": v, "lr": "—" if lr is None else f"{lr:g}", "warmup": warm})
-    crossings = [f for f in fits if f["verdict"].outcome == "crossing"]
+    crossings = [f for f in fits if f["verdict"].rule_outcome == "crossing"]
     ctx = {"progress": progress(spec(ladder.SPEC_E)), "rows": _rows(table, doses), "fits": fits, "safe": safe,
            "crossings": crossings, "ridge": ladder.RIDGE, "resamples": ladder.BOOTSTRAP}  # fmt: skip
     data = table[["arm_id", "dose", "warmup", "drift", "late_acc", "collapsed", "frozen"]].dropna(subset=["drift"])

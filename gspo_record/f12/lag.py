@@ -21,7 +21,10 @@ import pandas as pd
 
 from gspo_lab.experiments.reading import remember
 from gspo_lab.experiments.stats import declared_t_interval, paired_diff
+from gspo_record.joint import Joint, combination
+from gspo_record.kinds import Band
 from gspo_record.rules import PENDING, Rule, register
+from gspo_record.statements import Boundaries, Count, Interval
 
 __all__ = ["SPEC_SEARCH", "SPEC_CONFIRM", "ARMS", "EXTRA_ARMS", "LADDER", "LADDER_UP", "MARGIN", "arm_of", "lag_table",
            "regime_verdict", "ladder_verdict", "drops", "tolerates_verdict", "largest_tolerated", "boundary_verdict",
@@ -109,8 +112,7 @@ CORRECTIONS = _boundary_rule(
 #: arms (issue 48: "GRPO tolerates more lag" stood beside a difference of drops whose interval held 0)
 GSPO_VS_GRPO = _boundary_rule(
     "f12.gspo_vs_grpo",
-    {"up": "GSPO's boundary at a larger lag", "down": "GRPO's boundary at a larger lag",
-     "none": "the same boundary"},
+    {"up": "GSPO's boundary at a larger lag", "down": "GRPO's boundary at a larger lag", "none": "the same boundary"},
     "- f12.gspo_vs_grpo (does GSPO tolerate more lag than GRPO?)",
 )  # fmt: skip
 ESS = register(Rule(
@@ -192,26 +194,34 @@ def _lag0(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def regime_verdict(table: pd.DataFrame, seeds: int = 1):
-    """Rule ``f12a.regime``: "fails" when an arm at lag 0 collapsed or froze; "qualifies" once every arm has
-    ``seeds`` lag-0 runs and none did; PENDING before (the page marks it provisional until every cell is in, so a
-    robustness reading that leaves a search seed out reads the other one)."""
+    """Rule ``f12a.regime`` on the lag-0 runs that collapsed or froze (k of n): "fails" when one did, "qualifies" once
+    every arm has ``seeds`` lag-0 runs and none did; PENDING (a verdict) before (the page marks it provisional)."""
     zero = _lag0(table)
-    if bool(zero["failed"].any()):
-        return REGIME.verdict("fails")
-    counts = zero.groupby("arm").size()
-    if any(counts.get(arm, 0) < seeds for arm in ARMS.values()):
+    k, counts = int(zero["failed"].sum()), zero.groupby("arm").size()
+    if not k and any(counts.get(arm, 0) < seeds for arm in ARMS.values()):
         return REGIME.verdict(PENDING)
-    return REGIME.verdict("qualifies")
+    number = Count(k, len(zero), at_least=5, at_most=0)
+    return REGIME.state("f12a.regime", "does every arm run at lag 0 without a collapse or freeze?", number,
+                        reads={"at_most": "qualifies", "between": "fails", "at_least": "fails"})  # fmt: skip
+
+
+def ladder_outcome(parts) -> str:
+    """``f12a.ladder``'s combination: "up" when every arm's change lies inside the band, else "kept"."""
+    return "up" if all(o == "inside" for o in parts.values()) else "kept"
+
+
+combination("f12a.ladder", ("up", "kept"), tuple(ARMS.values()), shown=("kept",))(lambda o: ladder_outcome(o))
 
 
 def ladder_verdict(table: pd.DataFrame, top: int = LADDER[-1]):
-    """Rule ``f12a.ladder``: "up" when every arm's mean late accuracy at lag ``top`` is within :data:`BREAKS_BY` of
-    its own lag-0 mean, "kept" when one is not; PENDING until every arm has runs at both lags."""
+    """Rule ``f12a.ladder`` about each arm's mean late accuracy at lag ``top`` minus lag 0's, in ±:data:`BREAKS_BY`:
+    "up" when every one is, "kept" when one is not; PENDING (a verdict) until every arm has runs at both lags."""
     means = table[table["lag"].isin((0, top))].groupby(["arm", "lag"])["late_acc"].mean()
     if any((arm, lag) not in means.index for arm in ARMS.values() for lag in (0, top)):
         return LADDER_RULE.verdict(PENDING)
-    near = all(abs(means[(arm, top)] - means[(arm, 0)]) <= BREAKS_BY for arm in ARMS.values())
-    return LADDER_RULE.verdict("up" if near else "kept")
+    gap = means.xs(top, level="lag") - means.xs(0, level="lag")
+    parts = tuple((a, Band(float(gap[a]), -BREAKS_BY, BREAKS_BY, f"acc. at {top} − at 0")) for a in ARMS.values())
+    return LADDER_RULE.state("f12a.ladder", "does every arm keep its lag-0 accuracy?", Joint("f12a.ladder", parts))
 
 
 def drops(table: pd.DataFrame, arm: str, lag: int, metric: str = "late_acc") -> pd.Series:
@@ -226,8 +236,6 @@ def tolerates_verdict(drop: pd.Series, rule: Rule = TOLERATES, id: str = "f12.to
     MARGIN] → "tolerates"; its upper end below 0 → "degrades"; else "inconclusive" (:data:`TOLERATES_READS`).
     PENDING (a verdict) below 2 seeds. A "tolerates" whose interval also lies below (above) 0 says so
     (:data:`TOLERATES_WORDS`)."""
-    from gspo_record.statements import Interval
-
     values = [float(v) for v in drop if v == v]
     if len(values) < 2:
         return rule.verdict(PENDING)
@@ -244,8 +252,6 @@ def learning_verdict(late, cold: float, id: str = "f12.learning", provisional: s
     accuracy ``cold``, as statement ``id`` about late − cold: "shown" when the declared 95 % interval of late − cold
     (Student-t on [0, 1], shifted) lies above 0, "none" otherwise; PENDING below 2 seeds. A "tolerates" beside "none"
     prints "tolerates, learning nothing shown" (declared with the search's rules)."""
-    from gspo_record.statements import Interval
-
     late = [float(x) for x in late if x == x]
     if len(late) < 2:
         return LEARNING.verdict(PENDING)
@@ -286,8 +292,6 @@ def boundary_verdict(rule: Rule, arm: int | None, against: int | None, top: int 
     ``arm``'s exceeds ``against``'s, "down" when it is smaller, "none" when equal — at ``top``, the largest lag
     tried, the words say the ladder cannot separate them. PENDING (a verdict) when either is unknown.
     ``secondary``: the paired difference of the drops printed beside it, a statement of its own."""
-    from gspo_record.statements import Boundaries
-
     if arm is None or against is None:
         return rule.verdict(PENDING)
     number = Boundaries(int(arm), int(against), int(top if top is not None else max(arm, against) + 1))

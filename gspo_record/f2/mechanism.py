@@ -20,24 +20,26 @@ import pandas as pd
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.stats import paired_diff, rate_table, seed_interval
+from gspo_record.f2.interventions import (
+    _NAMES,
+    DOSE_CONFIRM,
+    INTERVENTIONS,
+    dose_confirm_verdict,
+    intervention_verdict,
+)
 from gspo_record.f2.spikes import plot_spikes
 from gspo_record.fmt import mean_ci, num, summary
 from gspo_record.joint import Joint, combination
 from gspo_record.rules import (
-    COLLAPSES_AT_LEAST,
     PENDING,
-    STABLE_AT_MOST,
     Rule,
-    Verdict,
     class_verdict,
-    collapse_class,
     null_words,
     register,
 )
 from gspo_record.statements import Count, Interval
 from gspo_record.tables import (
     F2,
-    FIRST,
     MODELS,
     declared,
     mechanism_table,
@@ -46,79 +48,7 @@ from gspo_record.tables import (
     spec,
 )
 
-__all__ = [
-    "INTERVENTIONS",
-    "DOSE_CONFIRM",
-    "intervention_verdict",
-    "dose_confirm_verdict",
-    "section",
-]
-
-#: f2_mechanism.toml, before its runs: dual-clip brings the largest update "towards GSPO's" below this norm
-PEAK_GSPO_RANGE = 100.0
-_CLASSES = {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "STABLE_AT_MOST": STABLE_AT_MOST}
-
-#: (objective, grad clip) -> the arm's rule; low: its outcome at <= STABLE_AT_MOST of 5, high: >= COLLAPSES_AT_LEAST
-INTERVENTIONS = {
-    ("grpo_dual_clip", "off"): register(
-        Rule(
-            "f2e.dual_clip",
-            "2e",
-            {
-                "low": "supports the account (the tokens Eq. 2 leaves unbounded drive the collapse)",
-                "high": "refutes the account (those tokens are not the cause)",
-                "inconclusive": "inconclusive by the declared rule",
-            },
-            {**_CLASSES, "PEAK_GSPO_RANGE": PEAK_GSPO_RANGE},
-            declared="data/specs/f2_mechanism.toml, before its runs",
-            marker="`grpo_dual_clip`, grad clip off",
-            specs=(FIRST["mechanism"], F2["mechanism"]),
-        )
-    ),
-    ("grpo", "10"): register(
-        Rule(
-            "f2e.clip10",
-            "2e",
-            {
-                "low": "capping the spikes at ~3× the typical norm prevents the collapse",
-                "high": "capping the spikes at ~3× the typical norm is not enough",
-                "inconclusive": "inconclusive by the declared rule",
-            },
-            _CLASSES,
-            declared="data/specs/f2_mechanism.toml, before its runs",
-            marker="`grpo` at grad clip 10",
-            specs=(FIRST["mechanism"], F2["mechanism"]),
-        )
-    ),
-    ("grpo", "30"): register(
-        Rule(
-            "f2e.clip30",
-            "2e",
-            {
-                "low": "a cap at 30 still prevents the collapse",
-                "high": "the protective cap lies between 10 and 30",
-                "inconclusive": "inconclusive by the declared rule",
-            },
-            _CLASSES,
-            declared="data/specs/f2_clip_dose.toml, before its runs",
-            marker="GRPO at grad clip 30 (~8x",
-            specs=(FIRST["dose"], F2["dose"]),
-        )
-    ),
-}
-_NAMES = {("grpo_dual_clip", "off"): "dual-clip", ("grpo", "10"): "grad clip 10", ("grpo", "30"): "grad clip 30"}
-DOSE_CONFIRM = register(
-    Rule(
-        "f2e.dose_confirm",
-        "2e",
-        {"confirmed": "confirmed", "not": "not confirmed"},
-        _CLASSES,
-        declared="data/specs/f2_clip_dose_confirm.toml, before its runs",
-        marker="Declared: the difference is confirmed",
-        specs=(FIRST["dose_confirm"], F2["dose_confirm"]),
-    )
-)
-
+__all__ = ["INTERVENTIONS", "DOSE_CONFIRM", "intervention_verdict", "dose_confirm_verdict", "section"]
 
 DOSE_TREND = register(
     Rule(
@@ -173,24 +103,6 @@ def dose_trend_verdict(late: pd.DataFrame, caps: tuple[str, ...] | None = None, 
                             words=null_words(DOSE_TREND, ends))  # fmt: skip
 
 
-def intervention_verdict(rule: Rule, k: int, n: int, peak_median: float, seeds_declared: int) -> Verdict:
-    """One intervention arm's verdict by its declared rule (module docstring)."""
-    cls = collapse_class(k, n)
-    outcome = {"stable": "low", "collapses": "high", "between": "inconclusive"}.get(cls, PENDING)
-    if rule.name == "f2e.dual_clip" and outcome == "low" and not peak_median < PEAK_GSPO_RANGE:
-        outcome = "inconclusive"  # no collapse, but the spikes did not shrink either
-    return rule.verdict(outcome, "" if n >= seeds_declared else f"{n} of {seeds_declared} seeds")
-
-
-def dose_confirm_verdict(k_moe: int, n_moe: int, k_dense: int, n_dense: int, cells_declared: int) -> Verdict:
-    """``f2e.dose_confirm`` on the fresh seeds' collapsed counts at grad clip 30 (module docstring)."""
-    if not n_moe or not n_dense:
-        return DOSE_CONFIRM.verdict(PENDING)
-    ok = collapse_class(k_moe, n_moe) == "collapses" and collapse_class(k_dense, n_dense) == "stable"
-    done = "" if n_moe + n_dense >= cells_declared else "not all cells finished"
-    return DOSE_CONFIRM.verdict("confirmed" if ok else "not", done)
-
-
 def _dose_confirm() -> dict:
     s = spec(F2["dose_confirm"])
     table = declared(s, "confirm")
@@ -242,7 +154,7 @@ def _verdicts(table: pd.DataFrame, seeds_declared: int) -> tuple[list[dict], lis
                     "k": k,
                     "n": n,
                     "peak": num(peak),
-                    "verdict": intervention_verdict(rule, k, n, peak, seeds_declared),
+                    "verdict": intervention_verdict(rule, k, n, peak, seeds_declared, f"{rule.name}.{model}"),
                 }
             )
             if clip == "30":
@@ -254,7 +166,7 @@ def _verdicts(table: pd.DataFrame, seeds_declared: int) -> tuple[list[dict], lis
                         "first": f"{k}/{n}",
                         "fresh": f"{kf}/{nf}",
                         "pooled": f"{k + kf}/{n + nf}",
-                        "verdict": class_verdict(k + kf, n + nf),
+                        "verdict": class_verdict(k + kf, n + nf, f"collapse.class.f2e.pooled30.{model}"),
                     }
                 )
     return verdicts, pooled30

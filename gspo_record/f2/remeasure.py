@@ -68,17 +68,17 @@ _MODE = ("truncated", "length", "zero_std")
 
 def robust_verdict(declared: Verdict, two: Verdict) -> Verdict:
     """``f2s.robust``: whether a rule's outcome on the re-measured counts equals its outcome on the first ones."""
-    if PENDING in (declared.outcome, two.outcome):
+    if PENDING in (declared.rule_outcome, two.rule_outcome):
         return ROBUST.verdict(PENDING)
-    return ROBUST.verdict("same" if declared.outcome == two.outcome else "flips")
+    return ROBUST.verdict("same" if declared.rule_outcome == two.rule_outcome else "flips")
 
 
 def last_verdict(first: Verdict, last: Verdict) -> Verdict:
     """``f2f.last`` on a changed verdict: ``first`` the first measurement's outcome, ``last`` the same rule's on the
     re-measured runs with v2's flag relaxed to the last evaluation alone."""
-    if PENDING in (first.outcome, last.outcome):
+    if PENDING in (first.rule_outcome, last.rule_outcome):
         return LAST.verdict(PENDING)
-    return LAST.verdict("last" if first.outcome == last.outcome else "holds")
+    return LAST.verdict("last" if first.rule_outcome == last.rule_outcome else "holds")
 
 
 def family(names: dict[str, str] = F2) -> pd.DataFrame:
@@ -121,7 +121,9 @@ def verdict_rows(names: dict[str, str], flag: str = "collapsed") -> list[dict]:
         for (objective, clip), r in f2_mechanism.INTERVENTIONS.items():
             arm = m[(m.objective == objective) & (m["clip"] == clip)]
             peak = arm["peak"].median()
-            add(r.name, model, lambda k, n, r=r, p=peak: f2_mechanism.intervention_verdict(r, k, n, p, n), {"": arm})
+            i = f"f2f.{flag}.{r.name}.{model}"
+            add(r.name, model, lambda k, n, r=r, p=peak, i=i: f2_mechanism.intervention_verdict(r, k, n, p, n, i),
+                {"": arm})  # fmt: skip
     dense = t[(t.source == names["dense"]) & (t.objective == "grpo") & (t["clip"] == "off")]
     add(
         "f2.dense",
@@ -137,8 +139,9 @@ def verdict_rows(names: dict[str, str], flag: str = "collapsed") -> list[dict]:
         lambda *c, i=f"f2f.{flag}.target": f2_candidate.target_verdict(*c, 5, i), arms)  # fmt: skip
     fresh = t[t.source == names["dose_confirm"]]
     models = {m: fresh[fresh.model == m] for m in ("MoE", "dense")}
-    add("f2e.dose_confirm", "seeds 15-19", lambda *c: f2_mechanism.dose_confirm_verdict(*c, 0), models)
-    return [row for row in rows if row["verdict"].outcome != PENDING]
+    add("f2e.dose_confirm", "seeds 15-19",
+        lambda *c, i=f"f2f.{flag}.dose_confirm": f2_mechanism.dose_confirm_verdict(*c, 0, i), models)  # fmt: skip
+    return [row for row in rows if row["verdict"].rule_outcome != PENDING]
 
 
 def _comparison(first: list[dict], again: list[dict], last: list[dict]) -> list[dict]:

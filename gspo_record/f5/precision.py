@@ -11,40 +11,35 @@ interval lies below ε_low on every cold start; else *mixed*.
 Rule ``f5.claim`` (:func:`claim_verdict`, f5_precision_train.toml, before its runs): *reproduced* if GSPO on bf16
 log-probs ends within ``CLOSE_ACC`` held-out accuracy of GSPO on recomputed ones (the mean paired difference,
 :class:`~gspo_record.margin.Margin`) while GRPO does not; *both within the margin* if both do; else *not reproduced*.
-Rule ``f5.nonzero``: each arm's paired difference by its 95 % interval. Rule ``f5.confirm`` (:func:`confirm_verdict`,
-f5_precision_confirm.toml, before its runs): a difference whose interval excluded 0 on the first seeds is *confirmed*
-if its interval on the fresh seeds excludes 0 with the same sign, else *not confirmed*; else *nothing to confirm*.
+Rule ``f5.nonzero``: each arm's paired difference by its 95 % interval. Rule ``f5.confirm``: :mod:`.confirm`.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-import gspo_record.figures as figures
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
-from gspo_lab.experiments.spec import cells
-from gspo_lab.experiments.stats import interval_sign, paired_diff, seed_interval
+from gspo_lab.experiments.stats import paired_diff, seed_interval
 from gspo_lab.experiments.store import finished
 from gspo_lab.objectives import GSPO_CLIP
+from gspo_record.endpoints import bounds_of
 from gspo_record.fmt import clip_label, diff_cell, mean_ci, num, summary
-from gspo_record.joint import Joint, combination
+from gspo_record.joint import ANY, Joint, combination
 from gspo_record.margin import Margin
-from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.rules import PENDING, Rule, register
 from gspo_record.signed import SIGNED, signed
+from gspo_record.statements import Interval
 from gspo_record.tables import progress, spec, with_first_update_clip
 
 __all__ = [
     "PREMISE",
     "CLAIM",
     "NONZERO",
-    "CONFIRM",
     "premise_verdict",
     "claim_verdict",
     "nonzero_verdict",
-    "confirm_verdict",
     "section",
     "train_section",
-    "confirm_section",
 ]
 
 #: f5_precision_train.toml: "within 0.05 held-out accuracy"
@@ -96,27 +91,42 @@ NONZERO = register(
         reads=SIGNED,
     )
 )
-CONFIRM = register(
-    Rule(
-        "f5.confirm",
-        "5",
-        {"confirmed": "confirmed", "not": "not confirmed", "nothing": "nothing to confirm"},
-        {},
-        declared="data/specs/f5_precision_confirm.toml, before its runs",
-        marker="the gain is confirmed if",
-        specs=("f5_precision_confirm",),
-    )
-)
 
 
-def premise_verdict(table: pd.DataFrame, eps: float = GSPO_CLIP.low) -> Verdict:
-    """``f5.premise`` on the probe's table (columns checkpoint, bf16_seq_mean, fp32_seq_mean; module docstring)."""
+def premise_verdict(table: pd.DataFrame, eps: float = GSPO_CLIP.low, id: str = "f5.premise"):
+    """``f5.premise`` on the probe's table (columns checkpoint, bf16_seq_mean, fp32_seq_mean; module docstring):
+    statement ``id``, one part per cold start holding its bf16 and fp32 intervals about GSPO's ε_low."""
     if table.empty:
         return PREMISE.verdict(PENDING)
-    rows = [(summary(g["bf16_seq_mean"]), summary(g["fp32_seq_mean"])) for _, g in table.groupby("checkpoint")]
-    above = [bf16["ci_low"] > eps and fp32["ci_high"] < eps for bf16, fp32 in rows]
-    below = [bf16["ci_high"] < eps for bf16, _ in rows]
-    return PREMISE.verdict("holds" if all(above) else ("not" if all(below) else "mixed"))
+
+    def about_eps(values: pd.Series) -> Interval:
+        return Interval.of(values, lambda x: seed_interval(x, bounds_of(values.name)), null=eps)
+
+    parts = tuple((str(ck), Joint("f5.premise.cold_start", (("bf16", about_eps(g["bf16_seq_mean"])),
+                                                             ("fp32 floor", about_eps(g["fp32_seq_mean"])))))
+                  for ck, g in table.groupby("checkpoint", sort=True))  # fmt: skip
+    return PREMISE.state(id, "does the bf16 sampler's mismatch exceed GSPO's clip band where the fp32 floor does not?",
+                         Joint("f5.premise", parts))  # fmt: skip
+
+
+def cold_start_outcome(o: dict) -> str:
+    """One cold start of ``f5.premise``: "above" (bf16 above ε_low, the fp32 floor below), "below" (bf16 below), else
+    "mixed"."""
+    if o["bf16"] == "above" and o["fp32 floor"] == "below":
+        return "above"
+    return "below" if o["bf16"] == "below" else "mixed"
+
+
+def premise_outcome(o: dict) -> str:
+    """``f5.premise``: holds when every cold start reads "above", not when every one reads "below", else mixed."""
+    sides = set(o.values())
+    return "holds" if sides == {"above"} else "not" if sides == {"below"} else "mixed"
+
+
+combination("f5.premise.cold_start", ("above", "below", "mixed"), ("bf16", "fp32 floor"), shown=("above", "below"))(
+    lambda o: cold_start_outcome(o)
+)
+combination("f5.premise", tuple(PREMISE.outcomes), ANY, shown=("holds", "not"))(lambda o: premise_outcome(o))
 
 
 def claim_outcome(grpo: str, gspo: str) -> str:
@@ -150,14 +160,6 @@ def nonzero_verdict(diff: pd.Series, id: str = "f5.nonzero"):
     page's interval on its range; pending without two seeds."""
     return signed(NONZERO, diff, lambda x: seed_interval(x, DIFFERENCE), "does the arm end away from its recomputed "
                   "arm?", id, DIFFERENCE)  # fmt: skip
-
-
-def confirm_verdict(first: pd.Series, fresh: pd.Series) -> Verdict:
-    """``f5.confirm`` on a difference's per-seed values on the first and the fresh seeds (module docstring)."""
-    s1, s2 = interval_sign(first, DIFFERENCE), interval_sign(fresh, DIFFERENCE)
-    if s1 == 0:
-        return CONFIRM.verdict("nothing")
-    return CONFIRM.verdict("confirmed" if s2 == s1 else "not")
 
 
 def _arms(table: pd.DataFrame) -> pd.DataFrame:
@@ -252,46 +254,3 @@ def train_section() -> tuple[dict, dict]:
         "repro": {"equal": equal, "of": len(same)},
     }
     return ctx, {}
-
-
-def confirm_section() -> tuple[dict, dict]:
-    s, first_spec = spec("f5_precision_confirm"), spec("f5_precision_train")
-    table, first = _arms(finished(s, "confirm")), _arms(finished(first_spec, "confirm"))
-    rows, verdicts = [], []
-    for arm_id in sorted(set(table["arm_id"])):
-        objective, source, clip = arm_id.split(" / ")
-        base = f"{objective} / recompute / paper ε"
-        if arm_id == base:
-            continue
-        d1, d2 = paired_diff(first, arm_id, base, "eval_final"), paired_diff(table, arm_id, base, "eval_final")
-        v = confirm_verdict(d1, d2)
-        label = v.label + (
-            " (fresh seeds: interval excludes 0)" if v.outcome == "nothing" and interval_sign(d2, DIFFERENCE) else ""
-        )
-        if v.outcome != "nothing":
-            verdicts.append(
-                {"objective": objective.upper(), "source": source, "clip": clip, "verdict": v, "fresh": diff_cell(d2)}
-            )
-        rows.append(
-            [objective.upper(), source, clip, diff_cell(d1), diff_cell(d2), diff_cell(pd.concat([d1, d2])), label]
-        )
-    both = pd.concat([first, table], ignore_index=True)
-    pooled = {
-        o: paired_diff(both, f"{o} / sampler_bf16 / paper ε", f"{o} / recompute / paper ε", "eval_final")
-        for o in ("grpo", "gspo")
-    }
-    seeds = [f"seeds {min(t.confirm_seeds)}-{max(t.confirm_seeds)}" for t in (first_spec, s)]
-    done = len(table) >= len(cells(s, "confirm"))
-    ctx = {
-        "progress": progress(s),
-        "rows": rows,
-        "verdicts": verdicts,
-        "seeds": seeds,
-        "note": "" if done else " (provisional: not all cells finished)",
-        "pooled": claim_verdict(pooled["grpo"], pooled["gspo"], 2 * len(s.confirm_seeds), "f5.claim.pooled"),
-        "pooled_diff": {o: diff_cell(d) for o, d in pooled.items()},
-    }
-    items = [(f"{o.upper()}, all {len(d)} seeds", d, DIFFERENCE) for o, d in pooled.items()]
-    return ctx, {
-        "f5_precision": figures.per_seed(items, "final held-out accuracy, bf16 sampler's log-probs − recomputed")
-    }

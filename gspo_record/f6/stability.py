@@ -6,7 +6,8 @@ start of the same sampled accuracy; lr {3e-5, 1e-4} on search seeds 0-1. The rul
 
 ``f6c.regime`` (:func:`regime_verdict`): the chosen lr is the largest at which, on every search seed, no arm collapses
 (endpoint v2) at the shortest length and GSPO collapses at no length; *none qualifies* when neither does (then the
-smallest lr is run and the page says so).
+smallest lr is run and the page says so). A statement on each searched lr's two collapse counts, each read against
+"none" (``f6c.qualifies``).
 
 ``data/specs/f6c_length_confirm.toml``, declared before its runs: the chosen regime on fresh seeds 20-24. Its rules:
 
@@ -28,8 +29,10 @@ from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import declared_t_interval, paired_diff
 from gspo_record.f6.length import LENGTHS, tokens
 from gspo_record.fmt import num
+from gspo_record.joint import Joint, combination, joint_outcome
 from gspo_record.rules import PENDING, Rule, register
 from gspo_record.signed import signed
+from gspo_record.statements import Count
 from gspo_record.tables import declared, progress, spec
 
 __all__ = [
@@ -40,6 +43,10 @@ __all__ = [
     "CONFIRM",
     "ARMS",
     "regime_verdict",
+    "qualifies",
+    "qualifies_number",
+    "qualifies_outcome",
+    "regime_outcome",
     "search_table",
     "gaps",
     "gap_grows_verdict",
@@ -111,24 +118,67 @@ def search_table() -> pd.DataFrame:
     return t
 
 
-def qualifies(table: pd.DataFrame, lr: float, seeds: int = 2) -> bool | None:
-    """Whether ``lr`` meets f6c.regime's criterion on ``table``; None while its cells are unfinished (every arm at
-    every length on ``seeds`` seeds)."""
+_SHORTEST, _GSPO = "every arm at the shortest length", "GSPO at every length"
+
+
+def none_collapsed(k: int, n: int) -> Count:
+    """k collapsed runs of n read against "none": "at_most" when none collapsed, "at_least" when all did."""
+    return Count(k, n, at_least=5, at_most=0)
+
+
+def qualifies_outcome(shortest: str, gspo: str) -> str:
+    """``f6c.qualifies`` from its two counts' outcomes: *qualifies* when no run collapsed at the shortest length and
+    none of GSPO's at any length, else *fails*."""
+    return "qualifies" if shortest == gspo == "at_most" else "fails"
+
+
+combination("f6c.qualifies", ("qualifies", "fails"), (_SHORTEST, _GSPO))(
+    lambda o: qualifies_outcome(o[_SHORTEST], o[_GSPO])  # looked up when called: a mutant of it is read
+)
+
+
+def regime_outcome(by_lr: dict[str, str]) -> str:
+    """``f6c.regime`` from each searched lr's ``f6c.qualifies`` outcome: the largest that qualifies, else *none*."""
+    return next((_LR_OUTCOME[lr] for lr in _LR_OUTCOME if by_lr[_lr_name(lr)] == "qualifies"), "none")
+
+
+def _lr_name(lr: float) -> str:
+    return f"lr {lr:.0e}".replace("e-0", "e-")
+
+
+combination("f6c.regime", tuple(REGIME.outcomes), tuple(_lr_name(lr) for lr in _LR_OUTCOME))(
+    lambda o: regime_outcome(o)  # noqa: PLW0108 - looked up when called: a mutant of it is what is read
+)
+
+
+def qualifies_number(table: pd.DataFrame, lr: float, seeds: int = 2) -> Joint | None:
+    """The counts f6c.regime reads at ``lr``: collapsed runs at the shortest length (every arm) and GSPO's at every
+    length; None while its cells are unfinished (every arm at every length on ``seeds`` seeds)."""
     at = table[table["lr"] == lr]
     if len(at) < len(ARMS) * len(LENGTHS) * seeds:
         return None
-    shortest = at[at["length"] == at["length"].min()]
-    return not shortest["collapsed"].any() and not at[at["objective"] == "gspo"]["collapsed"].any()
+    shortest, gspo = at[at["length"] == at["length"].min()], at[at["objective"] == "gspo"]
+    counts = (none_collapsed(int(g["collapsed"].sum()), len(g)) for g in (shortest, gspo))
+    return Joint("f6c.qualifies", tuple(zip((_SHORTEST, _GSPO), counts, strict=True)))
 
 
-def regime_verdict(table: pd.DataFrame, seeds: int = 2):
-    """Rule ``f6c.regime``: the largest qualifying lr (module docstring); PENDING until every cell is in."""
+def qualifies(table: pd.DataFrame, lr: float, seeds: int = 2) -> bool | None:
+    """Whether ``lr`` meets f6c.regime's criterion on ``table``; None while its cells are unfinished."""
+    number = qualifies_number(table, lr, seeds)
+    return None if number is None else joint_outcome(number) == "qualifies"
+
+
+def regime_verdict(table: pd.DataFrame, seeds: int = 2, id: str = "f6c.regime"):
+    """Rule ``f6c.regime``: the largest qualifying lr (module docstring), statement ``id`` on each searched lr's two
+    collapse counts; PENDING until every cell is in."""
     if table.empty:
         return REGIME.verdict(PENDING)
-    verdicts = {lr: qualifies(table, lr, seeds) for lr in _LR_OUTCOME}
-    if any(v is None for v in verdicts.values()):
+    parts = {lr: qualifies_number(table, lr, seeds) for lr in _LR_OUTCOME}
+    if any(v is None for v in parts.values()):
         return REGIME.verdict(PENDING)
-    return REGIME.verdict(next((_LR_OUTCOME[lr] for lr, ok in verdicts.items() if ok), "none"))
+    number = Joint("f6c.regime", tuple((_lr_name(lr), part) for lr, part in parts.items()))
+    return REGIME.state(id, "at which searched lr does no arm collapse at the shortest length and GSPO at none?",
+                        number)  # fmt: skip
 
 
 def gaps(table: pd.DataFrame, arm: str = "gspo", base: str = "grpo") -> pd.DataFrame:

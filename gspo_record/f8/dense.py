@@ -14,7 +14,8 @@ import gspo_record.figures as figures
 from gspo_lab.experiments.store import finished
 from gspo_record.f2.spikes import spikes
 from gspo_record.fmt import clip_label, num
-from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.kinds import Band
+from gspo_record.rules import PENDING, Rule, register
 from gspo_record.tables import F2, declared, spec
 
 __all__ = ["SPIKES", "SAME_ORDER", "spikes_verdict", "section"]
@@ -34,12 +35,14 @@ SPIKES = register(
 )
 
 
-def spikes_verdict(moe: pd.Series, dense: pd.Series) -> Verdict:
-    """``f8.spikes`` on GRPO's per-run largest gradient norms on the MoE and on the dense twin."""
+def spikes_verdict(moe: pd.Series, dense: pd.Series, id: str = "f8.spikes"):
+    """``f8.spikes`` on GRPO's per-run largest gradient norms on the MoE and on the dense twin: statement ``id`` about
+    the ratio of their medians against the band [1/SAME_ORDER, SAME_ORDER]."""
     if not len(moe) or not len(dense):
         return SPIKES.verdict(PENDING)
-    ratio = moe.median() / dense.median()
-    return SPIKES.verdict("same" if 1 / SAME_ORDER <= ratio <= SAME_ORDER else "different")
+    number = Band(float(moe.median() / dense.median()), 1 / SAME_ORDER, SAME_ORDER, "MoE / dense median peak norm")
+    return SPIKES.state(id, "are GRPO's gradient spikes of the same order on the MoE and the dense twin?", number,
+                        reads={"below": "different", "inside": "same", "above": "different"})  # fmt: skip
 
 
 def section() -> tuple[dict, dict]:

@@ -20,12 +20,13 @@ import pandas as pd
 
 import gspo_lab.experiments.reading as reading
 import gspo_record.figures as figures
+import gspo_record.kinds as kinds
 from gspo_lab.experiments.spec import cells
 from gspo_lab.experiments.store import load_result, result_path
 from gspo_lab.paths import data_dir
 from gspo_lab.precursors import LEAD, LEVEL_V2, load_frozen, score, with_derived
 from gspo_record.fmt import num
-from gspo_record.rules import PENDING, Rule, Verdict, register
+from gspo_record.rules import PENDING, Rule, register
 from gspo_record.tables import spec
 
 __all__ = ["SKILL", "SKILL_V2", "LATER", "V2", "skill_verdict", "stored_runs", "section"]
@@ -84,16 +85,27 @@ SKILL_V2 = register(
 )
 
 
-def skill_verdict(row, rule: Rule = SKILL) -> Verdict:
+#: a statement's outcome (the two rates' intervals) -> the rule's
+SKILL_READS = {"above": "warns", "below": "inverse", "overlap": "chance"}
+#: its words: the rule's labels, but "chance" ("no better than chance shown") in words a null outcome may print (a
+#: comparative word, "better", may only name an outcome whose intervals are apart)
+SKILL_WORDS = {"above": "warns ahead", "below": "fires more in stable runs", "overlap": "not distinguished from chance"}
+QUESTION = "does the frozen alarm rule warn ahead of a collapse more often than it fires in stable runs?"
+
+
+def skill_verdict(row, rule: Rule = SKILL, id: str = "", level: float | None = None, question: str = QUESTION):
     """``f9.skill`` (or ``rule``: ``f9v2.skill``, whose rows are scored at its level) on one rule's score row
-    (:func:`gspo_lab.precursors.score`)."""
+    (:func:`gspo_lab.precursors.score`), as statement ``id`` (default: the rule's name) about the two rates
+    (:class:`~gspo_record.kinds.Rates`, intervals at ``level``, default the rule's declared LEVEL): "warns" when the
+    warned share's interval lies above the false-alarm share's, "inverse" below, "chance" when they overlap; PENDING
+    (a verdict) without collapsing or stable runs."""
     if not row["collapsing"] or not row["stable"]:
         return rule.verdict(PENDING)
-    if row["warned_lo"] > row["false_hi"]:
-        return rule.verdict("warns")
-    if row["false_lo"] > row["warned_hi"]:
-        return rule.verdict("inverse")
-    return rule.verdict("chance")
+    number = kinds.Rates(int(row["warned"]), int(row["collapsing"]), float(row["warned_lo"]), float(row["warned_hi"]),
+                         int(row["false_alarms"]), int(row["stable"]), float(row["false_lo"]), float(row["false_hi"]),
+                         rule.thresholds["LEVEL"] if level is None else level,
+                         names=("warned ahead", "false alarms"))  # fmt: skip
+    return rule.state(id or rule.name, question, number, reads=SKILL_READS, words=SKILL_WORDS)
 
 
 def stored_runs(spec_names: list[str]) -> list[dict]:
@@ -115,9 +127,11 @@ def contributing(spec_names) -> list[str]:
     return [name for name in spec_names if any(result_path(c).exists() for c in cells(spec(name), "all"))]
 
 
-def _rows(table: pd.DataFrame, verdicts: bool, rule: Rule = SKILL) -> list[list]:
+def _rows(table: pd.DataFrame, verdicts: list[dict] | None = None) -> list[list]:
+    """The table's rows; with ``verdicts`` (:func:`_verdicts`, one per row) each ends in its words, the rates being
+    printed in the columns before them."""
     rows = []
-    for r in table.itertuples():
+    for i, r in enumerate(table.itertuples()):
         row = [
             f"`{r.signal}`",
             num(r.factor),
@@ -125,25 +139,28 @@ def _rows(table: pd.DataFrame, verdicts: bool, rule: Rule = SKILL) -> list[list]
             f"{r.false_alarms}/{r.stable} [{num(r.false_lo)}, {num(r.false_hi)}]",
             num(r.median_lead),
         ]
-        rows.append(row + ([str(skill_verdict(r._asdict(), rule))] if verdicts else []))
+        rows.append(row + ([verdicts[i]["verdict"].short] if verdicts is not None else []))
     return rows
 
 
-def _verdicts(scored: pd.DataFrame, rule: Rule = SKILL) -> list[dict]:
-    return [{"signal": r.signal, "verdict": skill_verdict(r._asdict(), rule)} for r in scored.itertuples()]
+def _verdicts(scored: pd.DataFrame, rule: Rule, level: float, where: str) -> list[dict]:
+    """One statement per signal, ``<rule>.<where>.<signal>`` (``where``: the held-out set)."""
+    return [{"signal": r.signal, "verdict": skill_verdict(r._asdict(), rule, f"{rule.name}.{where}.{r.signal}", level)}
+            for r in scored.itertuples()]  # fmt: skip
 
 
-def _scored(runs: list[dict], rules, rule: Rule, level: float = 0.95) -> dict:
-    """One held-out set under one rule file: its runs, collapsing and stable counts, table rows and verdicts."""
+def _scored(runs: list[dict], rules, rule: Rule, where: str, level: float = 0.95) -> dict:
+    """One held-out set (``where``) under one rule file: its runs, collapsing and stable counts, table rows and
+    verdicts."""
     table = score(runs, rules, level)
-    verdicts = _verdicts(table, rule) if runs else []
+    verdicts = _verdicts(table, rule, level, where) if runs else []
     return {
         "runs": len(runs),
         "collapsing": int(table["collapsing"].max()) if runs else 0,
         "stable": int(table["stable"].max()) if runs else 0,
-        "rows": _rows(table, True, rule) if runs else [],
+        "rows": _rows(table, verdicts) if runs else [],
         "verdicts": verdicts,
-        "warns": [v["signal"] for v in verdicts if v["verdict"].outcome == "warns"],
+        "warns": [v["signal"] for v in verdicts if v["verdict"].rule_outcome == "warns"],
         "items": [(r.signal, r.warned, r.collapsing, r.false_alarms, r.stable) for r in table.itertuples()],
     }
 
@@ -158,22 +175,22 @@ def version_two(v1_rules) -> dict:
         "family": header["family"],
         "later_specs": contributing(header["held_out_later"]),
         "fresh_specs": contributing(header["held_out_fresh"]),
-        "later": _scored(later, rules, SKILL_V2, LEVEL_V2),
-        "fresh": _scored(fresh, rules, SKILL_V2, LEVEL_V2),
-        "v1_fresh": _scored(fresh, v1_rules, SKILL),
+        "later": _scored(later, rules, SKILL_V2, "later", LEVEL_V2),
+        "fresh": _scored(fresh, rules, SKILL_V2, "fresh", LEVEL_V2),
+        "v1_fresh": _scored(fresh, v1_rules, SKILL, "fresh"),
     }
 
 
 def section() -> tuple[dict, dict]:
     header, rules = load_frozen()
     explored, held, later = (stored_runs(names) for names in (header["chosen_on"], header["held_out"], list(LATER)))
-    first, second = _scored(held, rules, SKILL), _scored(later, rules, SKILL)
+    first, second = _scored(held, rules, SKILL, "held"), _scored(later, rules, SKILL, "later")
     ctx = {
         "version": header["version"],
         "chosen_on": len(explored),
         "held_out": first["runs"],
         "held_out_specs": header["held_out"],
-        "explored_rows": _rows(score(explored, rules), False),
+        "explored_rows": _rows(score(explored, rules)),
         "held_rows": first["rows"],
         "verdicts": first["verdicts"],
         "warns": first["warns"],
