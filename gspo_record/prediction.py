@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["RESULTS", "Prediction", "result_of", "parts", "cell", "brief", "read_words"]
+__all__ = ["RESULTS", "Prediction", "result_of", "parts", "cell", "brief"]
 
 RESULTS = ("borne out", "partly", "not borne out")
 
@@ -46,16 +46,6 @@ def brief(text: str) -> str:
         raise ValueError(f"not a printed interval: {text!r}")
     head, k, n, side, null = found.groups()
     return head + (f", {k} of {n} seeds {side} {null}" if k else "")
-
-
-def read_words(short: str, rule) -> str:
-    """The outcome of ``rule`` (its ``higher`` / ``lower`` words, else its null) that a table's printed verdict
-    ``short`` says, where the table keeps only the words: a null label may carry a sign count instead of the
-    rule's words ("direction consistent (5/5 > 0), size unresolved")."""
-    for outcome in ("higher", "lower"):
-        if short.startswith(rule.outcomes[outcome]):
-            return outcome
-    return rule.null
 
 
 @dataclass(frozen=True)

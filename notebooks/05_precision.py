@@ -139,7 +139,8 @@ corr
 # recomputed, 5 seeds, then the same grid on 5 fresh seeds. The verdicts are the findings page's rules.
 
 # %%
-from gspo_record.f5.precision import confirm_section, train_section
+from gspo_record.f5.confirm import confirm_section
+from gspo_record.f5.precision import train_section
 
 train, _ = train_section()
 display(pd.DataFrame(train["rows"], columns=["objective", "π_old", "clip range", "seeds", "clipped k = 0",

@@ -123,7 +123,7 @@ def page(section):
 
     context = {"f11": section, "f11c": corrections()[0], "f11e": ladder_page.section()[0],
                "f11f": arms_page.section()[0], "brief": briefs,
-               "predictions": {"by_finding": {"11": [], "11b": [], "11f": []}}}  # fmt: skip
+               "predictions": {"by_finding": {"11": [], "11a": [], "11b": [], "11c": [], "11f": []}}}  # fmt: skip
     return page.render(context, page.PAGES["f11_successors.md"])
 
 

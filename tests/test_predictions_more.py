@@ -18,9 +18,9 @@ import gspo_record.f11.predictions as F11
 import gspo_record.f12.predictions as F12
 import gspo_record.predictions as P
 from gspo_lab.paths import data_dir
-from gspo_record.f10.why import DUAL_CAP, SKIP_SHRINK
+from gspo_record.f10.why import SKIP_SHRINK
 from gspo_record.kinds import Band
-from gspo_record.prediction import brief, cell, read_words
+from gspo_record.prediction import brief, cell
 from gspo_record.statements import Interval, outcome_of
 
 
@@ -53,12 +53,6 @@ def test_a_printed_interval_is_read_back_and_reworded():
         cell("—")
 
 
-def test_a_verdict_kept_as_words_is_read_back_by_its_rule():
-    assert read_words("dual-clip adds protection beyond the cap (fragile)", DUAL_CAP) == "higher"
-    assert read_words("direction consistent (5/5 > 0), size unresolved", SKIP_SHRINK) == "none"
-    assert read_words(SKIP_SHRINK.outcomes["lower"], SKIP_SHRINK) == "lower"
-
-
 # Synthetic statements: what the scorers read of the book's (rule_outcome, label, mark, fragile, number).
 
 
@@ -66,13 +60,17 @@ def _iv(lo: float, hi: float, n: int = 5) -> Interval:
     return Interval((lo + hi) / 2, lo, hi, n, n if lo > 0 else 0, n if hi < 0 else 0)
 
 
-def _s(rule_outcome: str = "", number=None, fragile: bool = False, label: str = "words"):
-    return SimpleNamespace(rule_outcome=rule_outcome or outcome_of(number), number=number, label=label,
-                           mark=" (fragile)" * fragile, fragile=fragile, flips=("x",) * fragile)  # fmt: skip
+def _s(rule_outcome: str = "", number=None, fragile: bool = False, label: str = "words", rule: str = ""):
+    return SimpleNamespace(rule_outcome=rule_outcome or outcome_of(number), number=number, label=label, rule=rule,
+                           mark=" (fragile)" * fragile, fragile=fragile, flips=("x",) * fragile,
+                           short=label + " (fragile)" * fragile)  # fmt: skip
 
 
-def _book(by_id: dict) -> SimpleNamespace:
-    return SimpleNamespace(summary=lambda id: by_id[id])
+class _book(dict):
+    """A build's book as the scorers read it: ``summary(id)`` and ``book[id]``."""
+
+    def summary(self, id: str):
+        return self[id]
 
 
 UP, FLAT = _iv(0.1, 0.3), _iv(-0.1, 0.2)
@@ -97,35 +95,31 @@ def test_each_account_of_the_two_by_two_reads_the_rule_on_each_model(moe, dense,
 def _onset_ctx(late: tuple[str, ...], moe30: str) -> dict:
     points = [{"clip": c, "late": x} for c, x in zip(B.DOSE, late, strict=True)]
     dose = [{"model": m, "trend": _s("rises"), "points": points} for m in B.MODELS]
-    none = DUAL_CAP.outcomes["none"]
-    duals = [
-        [m, cap, "0/5", "0/5", "0.01 [-0.05, 0.07] (n = 5; 3/5 < 0)", none] for m in B.MODELS for cap in ("10", "30")
-    ]
-    duals[1][-1] = moe30
-    return {"f10": {"dose": dose, "duals": duals}}
+    book = {f"f10.dual_cap.{m}.{cap}": _s("none", FLAT) for m in B.MODELS for cap in ("10", "30")}
+    book["f10.dual_cap.MoE.30"] = _s(moe30, UP if moe30 == "higher" else FLAT)
+    return {"f10": {"dose": dose}, "book": _book(book)}
 
 
 def test_the_onset_accounts_read_the_dose_and_dual_clip_under_each_cap():
-    rising, protects = ("0.1", "0.2", "0.3", "0.4"), DUAL_CAP.outcomes["higher"]
-    assert B._onset("size")(_onset_ctx(rising, DUAL_CAP.outcomes["none"]))[0] == "borne out"
+    rising, protects = ("0.1", "0.2", "0.3", "0.4"), "higher"
+    assert B._onset("size")(_onset_ctx(rising, "none"))[0] == "borne out"
     assert B._onset("size")(_onset_ctx(("0.4", "0.3", "0.2", "0.1"), protects))[0] == "partly"  # falls; MoE 30 lifts
-    assert (
-        B._onset("content")(_onset_ctx(("0.4", "0.3", "0.2", "0.1"), DUAL_CAP.outcomes["none"]))[0] == "not borne out"
-    )
+    assert B._onset("content")(_onset_ctx(("0.4", "0.3", "0.2", "0.1"), "none"))[0] == "not borne out"
     assert B._onset("content")(_onset_ctx(rising, protects))[0] == "partly"
 
 
 def _shrink_ctx(skip: str, rel: str) -> dict:
-    rows = [[m, label, "0.05 [-0.02, 0.12] (n = 5; 4/5 > 0)", words] for m in B.MODELS
-            for label, words in ((f"{B.ARMS['SKIP']} − {B.ARMS['SHRINK']}", skip),
-                                 (f"{B.ARMS['REL-GRPO']} − {B.ARMS['A']}", "higher"))]  # fmt: skip
-    book = {f"f10.REL-GSPO−REL-GRPO.{m}": _s(rel, _iv(0.01, 0.1)) for m in B.MODELS}
-    return {"f10": {"shrink_cmp": rows}, "book": _book(book)}
+    book = {}
+    for m in B.MODELS:
+        book[f"f10.SKIP−SHRINK.{m}"] = _s(skip, _iv(-0.02, 0.12), rule=SKIP_SHRINK.name)
+        book[f"f10.REL-GRPO−A.{m}"] = _s("higher", _iv(0.2, 0.4), rule=B.LATE.name)
+        book[f"f10.REL-GSPO−REL-GRPO.{m}"] = _s(rel, _iv(0.01, 0.1))
+    return {"book": _book(book)}
 
 
 def test_skip_vs_shrink_bears_out_one_account_or_the_other():
-    size = _shrink_ctx(SKIP_SHRINK.outcomes["lower"], "none")
-    content = _shrink_ctx(SKIP_SHRINK.outcomes["higher"], "higher")
+    size = _shrink_ctx("lower", "none")
+    content = _shrink_ctx("higher", "higher")
     assert B._shrink("size")(size)[0] == "borne out" and B._shrink("content")(size)[0] == "not borne out"
     assert B._shrink("content")(content)[0] == "borne out" and B._shrink("size")(content)[0] == "partly"
 
@@ -239,10 +233,11 @@ def test_the_lag_confirmations_read_the_ess_rule_the_isolating_arm_and_lag_32():
     assert "its largest tolerated lag 8" in F12._isolating_degrades(other)[1]
 
 
-def test_mutant_a_verdict_read_without_its_words_is_caught(monkeypatch):
-    ctx = _shrink_ctx(SKIP_SHRINK.outcomes["lower"], "none")
-    monkeypatch.setattr(B, "read_words", lambda short, rule: rule.null)  # ignores what the table says
-    assert B._shrink("size")(ctx)[0] == "partly"  # the test above reads "borne out": the mutant is caught
+def test_mutant_a_scorer_that_reads_another_rules_statement_is_refused():
+    ctx = _shrink_ctx("lower", "none")
+    ctx["book"]["f10.SKIP−SHRINK.MoE"] = _s("lower", _iv(-0.3, -0.1), rule="f10.relative")  # another rule's reading
+    with pytest.raises(ValueError, match="read by f10.relative, not f10.skip_shrink"):
+        B._shrink("size")(ctx)
 
 
 def test_methods_says_whether_any_spec_is_left_unscored():

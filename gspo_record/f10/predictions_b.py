@@ -2,17 +2,17 @@
 each account's prediction is its own entry, quoting its own words, so the page says which one the data bore out; the
 kit's own ("Ours", "we predict") is a third. The 2×2 under AdamW (f10_direction_norm, seeds 30-34), the cap dose and
 dual-clip under a cap (f10_onset_dual, seeds 10-14), skip vs shrink and equal relative caps (f10_shrink_skip, seeds
-30-34), dual-clip under a cap on ten seeds (f10v_dual_cap_ten) and the 2×2 under SGD (f10y_sgd_two_by_two). Where a
-table keeps only a verdict's words, they are read back through the rule's own words (:func:`read_words`)."""
+30-34), dual-clip under a cap on ten seeds (f10v_dual_cap_ten) and the 2×2 under SGD (f10y_sgd_two_by_two). Each reads
+the statement of the seeds the spec predicted, by id (``book[id]``: a newer reading on more seeds may supersede it in
+the summaries, not here)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from gspo_record.f10.fresh import ARMS
 from gspo_record.f10.predictions import MODELS, _sgd_dense_neither, _sgd_moe_size, _stable
-from gspo_record.f10.why import DUAL_CAP, LATE, SKIP_SHRINK
-from gspo_record.prediction import RESULTS, Prediction, brief, parts, read_words
+from gspo_record.f10.why import LATE, SKIP_SHRINK
+from gspo_record.prediction import RESULTS, Prediction, parts
 from gspo_record.statements import outcome_of
 
 __all__ = ["PREDICTIONS"]
@@ -70,8 +70,8 @@ def _dose(ctx: dict, model: str) -> tuple[bool, str]:
 def _dual(ctx: dict, model: str, cap: str) -> tuple[str, str]:
     """f10.dual_cap's outcome (higher / lower / none) on (dual-clip + cap) − cap at ``cap``, seeds 10-14, and the
     words."""
-    row = next(r for r in ctx["f10"]["duals"] if r[0] == model and r[1] == cap)
-    return read_words(row[-1], DUAL_CAP), f"{model} cap {cap}: {brief(row[-2])}: {row[-1]}"
+    s = ctx["book"][f"f10.dual_cap.{model}.{cap}"]  # the five-seed reading the spec predicted (ten seeds: f10v)
+    return s.rule_outcome, f"{model} cap {cap}: {s.number.brief}: {s.short}"
 
 
 def _onset(account: str) -> Callable[[dict], tuple[str, str]]:
@@ -95,9 +95,10 @@ def _onset(account: str) -> Callable[[dict], tuple[str, str]]:
 
 def _compared(ctx: dict, model: str, arm: str, base: str, rule) -> tuple[str, str]:
     """f10_shrink_skip's five-seed comparison ``arm − base`` on ``model``: the rule's outcome and the row's words."""
-    label = f"{ARMS[arm]} − {ARMS[base]}"
-    row = next(r for r in ctx["f10"]["shrink_cmp"] if r[0] == model and r[1] == label)
-    return read_words(row[3], rule), f"{model} {arm} − {base} {brief(row[2])}: {row[3]}"
+    s = ctx["book"][f"f10.{arm}−{base}.{model}"]  # the five-seed reading the spec predicted
+    if s.rule != rule.name:
+        raise ValueError(f"{model} {arm} − {base}: read by {s.rule}, not {rule.name}")
+    return s.rule_outcome, f"{model} {arm} − {base} {s.number.brief}: {s.short}"
 
 
 def _shrink(account: str) -> Callable[[dict], tuple[str, str]]:

@@ -207,8 +207,8 @@ def _onset(table: pd.DataFrame) -> tuple[list, list, list, pd.DataFrame]:
             diff = paired_diff(m, *arms, "late_acc")
             if len(diff):  # each arm's collapse count beside the difference (issue 22: both still collapse 2/5 at 30)
                 counts = [f"{int(g['collapsed'].sum())}/{len(g)}" for a in arms if len(g := m[m["arm_id"] == a])]
-                verdict = provisional(dual_cap_verdict(diff), m, arms).short
-                duals.append([model, cap, *counts, diff_cell(diff), verdict])
+                verdict = provisional(dual_cap_verdict(diff, f"f10.dual_cap.{model}.{cap}"), m, arms)
+                duals.append([model, cap, *counts, diff_cell(diff), verdict.short, verdict])
     data = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
     return dose, classes, duals, data
 
@@ -263,7 +263,9 @@ def section() -> tuple[dict, dict]:
         "fresh_seeds": "{}-{}".format(*(f(spec(SPECS["confirm"]).seeds("confirm")) for f in (min, max))),
         "dose": dose,
         "classes": classes,
-        "duals": duals,
+        "duals": [row[:-1] for row in duals],  # the table's rows
+        "dual_statements": [{"model": r[0], "cap": r[1], "verdict": r[-1]} for r in duals],  # in the book by id
+        "shrink_statements": shrink_verdicts,  # per model and arm, its comparison's statement: in the book by id
         "groups": _groups(table),
         "group_names": list(GROUPS),
     }
