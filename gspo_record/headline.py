@@ -86,6 +86,7 @@ def story(ctx: dict) -> dict:
             "counts": collapse,
             "late_moe": _late_diff(ctx, "MoE", "no grad clip"),
             "capped": f2["1"]["verdict"],
+            "capped_late": ctx["f2late"]["capped"],  # GSPO − GRPO under a cap of 1 in this regime, per model
             "ten": ctx["f2t"]["verdicts"],
             "ten_by": by(ctx["f2t"]["verdicts"], "model"),
         },
@@ -132,24 +133,42 @@ def _row(n: str, title: str, claim: str, number: str, verdict, *by, sure: str = 
     how = sure or ("post hoc" if any(v.post_hoc for v in verdicts) else "declared")
     if fragile := [v for v in verdicts if v.fragile]:  # the page's robustness readings (gspo_record/robust.py)
         share = "" if len(fragile) == len(verdicts) else f" ({len(fragile)} of {len(verdicts)} verdicts)"
-        how += "" if not share and "fragile" in how else f"; fragile{share}"  # "fragile" once, with its reason
+        how += "" if "fragile" in how else f"; fragile{share}"  # "fragile" once: a given ``sure`` says whose
     rules = ", ".join(dict.fromkeys(f"`{v.rule}`" for v in verdicts))
     return {"n": n, "title": title, "claim": claim, "number": number, "verdict": str(verdict), "sure": how,
             "rules": rules}  # fmt: skip
 
 
+def _seeds(statement) -> int:
+    """The fewest runs per arm a statement's number counts (a count's n, a joint's smallest part's)."""
+    parts = [p for _, p in getattr(statement.number, "parts", ())] or [statement.number]
+    return min(p.n for p in parts)
+
+
+def _sure(name: str, statements: dict, seeds: bool = True) -> str:
+    """One "how sure" phrase for statements read together (``statements``: {model or "": statement}): "name (the
+    seeds it rests on): declared" or "post hoc", then "fragile", naming the models when not all of them are —
+    "counts without a cap (10 seeds): declared, fragile"."""
+    values = list(statements.values())
+    how = "post hoc" if any(v.post_hoc for v in values) else "declared"
+    if fragile := [k for k, v in statements.items() if v.fragile]:
+        how += ", fragile" + ("" if len(fragile) == len(values) else f" ({', '.join(fragile)})")
+    return f"{name} ({min(_seeds(v) for v in values)} seeds): {how}" if seeds else f"{name}: {how}"
+
+
 def glance(ctx: dict) -> list[dict]:
     """One row per finding for the findings page's "At a glance" table: the paper's claim, the toy's number, the
     verdict and how sure, each row's cells written prose (:mod:`gspo_record.written`); rule ids go to a footnote."""
-    ten = ctx["f2t"]["verdicts"]
-    fragile_ten = [v["model"] for v in ten if v["sure"] == "fragile"]
-    ten_note = [f"count fragile at 10 seeds ({', '.join(fragile_ten)})"] if fragile_ten else []
+    ten = {v["model"]: v["verdict"] for v in ctx["f2t"]["verdicts"]}
+    capped, cap_map = by(ctx["f2"]["verdicts"], "clip")["1"]["verdict"], by(ctx["f2_map"]["summary"], "clip")["1"]
+    sure2 = [_sure("counts without a cap", ten), _sure("count at a cap of 1", {"": capped}),
+             _sure("the map", {"": cap_map["verdict"]}, seeds=False)]  # fmt: skip
     succ = successor_groups(ctx["f11"]["verdicts"])
     fragile = [o for g in succ for o in g["fragile"]]
     return written.seeds_note(
         [
             written.row1(ctx, _row),
-            written.row2(ctx, _row, sure="; ".join(["declared (the map: post hoc)", *ten_note])),
+            written.row2(ctx, _row, sure="; ".join(sure2)),
             *(getattr(written, f"row{n}")(ctx, _row) for n in ("2b", "3", "4", "5", "6", "7", "8", "9")),
             written.row10(ctx, _row),
             written.row11(

@@ -51,7 +51,7 @@ Pages = Mapping[str, str]
 #: words that say an effect is absent; the null-with-consistent-sign rule looks for them (case-insensitive)
 NULL_PHRASES = ("no difference", "not distinguishable", "no effect shown", "does not rise detectably",
                 "no direction effect shown", "no norm or direction effect shown", "no lead shown", "no recovery shown",
-                "adds nothing", "shows no trend")  # fmt: skip
+                "adds nothing", "shows no trend", "no trend with")  # fmt: skip
 #: ordinary abbreviations a reader needs no glossary for (undefined-term); keep short, each with its reason
 ALLOWED_TERMS = frozenset({"CPU", "GPU"})  # hardware words of everyday use
 #: lint rules a page build reports but does not fail on: none since issue 35's item 3 rewrote the labels they flagged

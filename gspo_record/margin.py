@@ -44,7 +44,9 @@ class Margin:
     def __str__(self) -> str:
         from gspo_record.fmt import num
 
-        return f"mean {num(self.estimate)} [{num(self.lo)}, {num(self.hi)}] (n = {self.n}; margin ±{num(self.margin)})"
+        past = "; the interval reaches past the margin" if max(-self.lo, self.hi) > self.margin else ""
+        return (f"mean {num(self.estimate)} [{num(self.lo)}, {num(self.hi)}] (n = {self.n}; margin "
+                f"±{num(self.margin)}{past})")  # fmt: skip
 
 
 def margin_outcome(x: Margin) -> str:

@@ -36,16 +36,33 @@ RELABELLED = (
      "threshold"),
     ("f11e.kl50", "every outcome, read on the frozen flag", "… collapsed (\"no run collapsed\", …)",
      "… frozen (\"no run frozen\", …)", "the reading counts frozen runs; its words named collapsed ones"),
-    ("f11e.warmup", "saves", "warm-up saves it", "does not collapse with warm-up",
+    ("collapse.class", "stable", "does not collapse", "stable",
+     "the class holds up to 1 collapsed run in 5 (scaled to n); \"does not collapse\" stood beside counts of 1/5"),
+    ("f11e.warmup", "saves", "warm-up saves it", "stable with warm-up (at most 1 in 5 collapsed)",
      "\"saves\" compares with the anchor, which the rule does not read: it reads the warm-up dose's collapse count "
      "(at most 1 of 5) beside the delay of its median onset"),
     ("f9.skill, f9v2.skill", "chance", "no better than chance shown", "not distinguished from chance",
      "the rule reads whether two rates' intervals overlap; \"better\" compares, and an overlap excludes no null"),
     ("f11f.mask", "supported", "supported: the mask saves CISPO",
-     "supported: with the mask CISPO did not collapse, without it it did, and it did not end below GRPO",
-     "\"saves\" is not what the rule reads: it reads two collapse counts and the mask arm's place against GRPO"),
+     "supported: with the mask CISPO stayed stable (≤ 1/5 collapsed), without it it collapsed (≥ 4/5), and it did "
+     "not end below GRPO",
+     "\"saves\" is not what the rule reads: it reads two collapse counts and the mask arm's place against GRPO; "
+     "\"did not collapse\" (the words before this) was printed beside a mask arm in which one run of five collapsed, "
+     "which the rule counts as stable"),
     ("f11.position and the rules that read it", "every outcome", "… − GSPO: direction consistent (5/5 < 0) …",
      "the rule's words, beside both differences", "each difference prints its own interval and sign count"),
+    ("f6.grows, f6b.grows", "none", "shows no trend with L (with length)", "no trend with L (with length) shown",
+     "an interval that holds 0 shows no trend; it does not show that there is none"),
+    ("f5.claim", "indistinct", "… GRPO and GSPO each end within 0.05 of their recomputed arms …",
+     "… GRPO's and GSPO's mean differences from their recomputed arms lie within 0.05 … (the rule reads the means); "
+     "the margin's number says when an interval reaches past it",
+     "the rule reads each mean against the margin; GSPO's interval reaches past 0.05"),
+    ("f5.confirm", "nothing, fresh interval away from 0", "nothing to confirm (fresh seeds: interval excludes 0)",
+     "nothing to confirm on the first seeds; the fresh seeds alone show a difference above 0, … (post hoc)",
+     "the fresh seeds' difference is a result of its own, read by no rule"),
+    ("f3.factor", "raises / lowers / none", "… (intervals separated at k of n learning rates)",
+     "… (above the base at lr 3.00e-04 only; no separated effect at the other 3 of 4 learning rates)",
+     "\"raises it\" beside one separated learning rate of four read as an effect at all of them"),
 )  # fmt: skip
 
 

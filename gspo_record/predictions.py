@@ -178,8 +178,9 @@ def context(ctx: dict) -> dict:
     done = scored(ctx)
     row = lambda p: [f"`{p['spec']}`", f'"{p["quote"]}"', f"**{p['result']}**", p["evidence"]]  # noqa: E731
     by_finding: dict[str, list] = {}
-    for p in done:
-        by_finding.setdefault(p["finding"], []).append(row(p)[1:])
+    for p in done:  # a prediction two specs declared alike and read on one statement (6c's) is printed once
+        if row(p)[1:] not in (rows := by_finding.setdefault(p["finding"], [])):
+            rows.append(row(p)[1:])
     counts = {r: sum(p["result"] == r for p in done) for r in RESULTS}
     return {"rows": [row(p) for p in done], "by_finding": by_finding, "counts": counts,
             "unscored": (left := unscored_specs()), "unscored_line": _unscored_line(left),

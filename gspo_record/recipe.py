@@ -26,13 +26,33 @@ def recipe(ctx: dict) -> dict:
     return {
         "clips": clips,
         "capped": by(ctx["f2"]["verdicts"], "clip")["1"],
-        "production_late": ctx["f2_confirm"]["late"],
+        "capped_late": ctx["f2late"]["capped"],  # GSPO − GRPO under a cap of 1 where it ended the collapse, per model
         "relative": [row for row in ctx["f10"]["shrink_cmp"] if "recent median" in row[1]],
         "relative_fresh": ctx["f10"]["fresh_cost"],
         "relative_seeds": ctx["f10"]["fresh_seeds"],
-        "corrections": {"none": sum(v["verdict"].outcome == "none" for v in f11c), "of": len(f11c)},
+        "corrections": {"groups": _by_label(f11c), "of": len(f11c)},
         "f11c": f11c,
     }
+
+
+def _by_label(verdicts: list[dict]) -> list[dict]:
+    """Finding 11c's arms grouped by their statement's words, the largest group first: [{"label", "n", "text"}],
+    ``text`` "no difference shown for 18", or for a group of one its arm, words, number and what makes it fragile
+    ("MoE GSPO sequence_mask: helps, 0.0141 [8.47e-04, 0.0273], 4 of 5 seeds > 0, fragile: …")."""
+    from gspo_record.prose import fragile_note
+
+    groups: dict[str, list[dict]] = {}
+    for v in verdicts:
+        groups.setdefault(v["verdict"].label, []).append(v)
+    out = []
+    for label, arms in sorted(groups.items(), key=lambda g: -len(g[1])):
+        one = arms[0]
+        s = one["verdict"]
+        text = (f"{label} for {len(arms)}" if len(arms) > 1 else
+                f"{one['model']} {one['objective'].upper()} {one['arm']}: {label}, {s.number.brief}"
+                f"{fragile_note(s, ', fragile')}")  # fmt: skip
+        out.append({"label": label, "n": len(arms), "text": text})
+    return out
 
 
 def knob_map() -> str:

@@ -266,7 +266,7 @@ COLLAPSE_CLASS = register(
     Rule(
         "collapse.class",
         "2",
-        {"collapses": "collapses", "stable": "does not collapse", "between": "between the thresholds"},
+        {"collapses": "collapses", "stable": "stable", "between": "between the thresholds"},
         {"COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST, "STABLE_AT_MOST": STABLE_AT_MOST},
         declared="data/specs/f2_mechanism.toml, before its runs (scaled to n seeds: >= 4n/5, <= n/5)",
         marker="this arm collapses on <= 1/5 seeds and its largest gradient norm falls",

@@ -70,11 +70,11 @@ def test_a_not_shown_difference_with_every_seed_on_one_side_says_so():
 @pytest.mark.parametrize(
     "counts,cell",
     [
-        ((5, 5, 0, 5), "5/5 (collapses where GRPO does not; GRPO 0/5)"),
-        ((5, 5, 1, 5), "5/5 (collapses where GRPO does not; GRPO 1/5)"),
-        ((0, 5, 4, 5), "0/5 (does not collapse where GRPO does; GRPO 4/5)"),
+        ((5, 5, 0, 5), "5/5 (collapses where GRPO is stable; GRPO 0/5)"),
+        ((5, 5, 1, 5), "5/5 (collapses where GRPO is stable; GRPO 1/5)"),
+        ((0, 5, 4, 5), "0/5 (stable where GRPO collapses; GRPO 4/5)"),
         ((4, 5, 5, 5), "4/5 (collapses, as GRPO: 5/5)"),
-        ((0, 5, 1, 5), "0/5 (does not collapse, as GRPO: 1/5)"),
+        ((0, 5, 1, 5), "0/5 (stable, as GRPO: 1/5)"),
         ((5, 5, 2, 5), "5/5 (collapses; GRPO 2/5: between the thresholds)"),
         ((3, 5, None, None), "3/5 (between the thresholds)"),
     ],
@@ -156,7 +156,7 @@ def test_the_page_says_no_collapse_without_the_counts(page):
     for p in _paragraphs(page, "**Regime (")[:2]:  # (a) and (b): the baselines' counts, per model
         assert re.search(r"GRPO collapsed in \d+/\d+", p) and re.search(r"GSPO in \d+/\d+", p), p[:80]
     for row in (r for r in page.splitlines() if r.startswith("| ")):
-        assert "where GRPO does not;" not in row or re.search(r"where GRPO does not; GRPO \d+/\d+", row)
+        assert "where GRPO is stable;" not in row or re.search(r"where GRPO is stable; GRPO \d+/\d+", row)
 
 
 def _rows(page: str) -> list[list[str]]:

@@ -107,7 +107,7 @@ def test_warmup_prints_its_count_and_its_delay_beside_its_words():
     assert str(s) == ("warm-up delays it — collapsed: 4/5 [0.38, 0.96]; median onset, rollouts later: 20 "
                       "(declared: at least 10)")  # fmt: skip
     saved = ladder.warmup_verdict(_warmup([False] * 5), "cispo", 80)  # no onset: the delay is not measured
-    assert saved.rule_outcome == "saves" and saved.label == "does not collapse with warm-up"
+    assert saved.rule_outcome == "saves" and saved.label == "stable with warm-up (at most 1 in 5 collapsed)"
     assert "median onset, rollouts later: not measured" in str(saved)
 
 

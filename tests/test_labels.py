@@ -87,5 +87,5 @@ def test_the_story_leads_each_question_with_its_answer_and_names_the_regime():
     assert lead["How much more does GSPO clip, and does it still learn?"].startswith(
         "Measured on a smaller MoE with a cap of 1, not the regime above"
     )  # its own setting, not question 1's
-    assert lead["Does GRPO's trouble grow with response length?"].startswith("Not here")
+    assert lead["Does GRPO's trouble grow with response length?"].startswith("No growth was shown here")
     assert lead["Is it the size of GRPO's updates or their direction?"].startswith("On the dense model the size")

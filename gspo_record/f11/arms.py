@@ -54,8 +54,8 @@ MASK = register(
     Rule(
         "f11f.mask",
         "11",
-        {"supported": "supported: with the mask CISPO did not collapse, without it it did, and it did not end below "
-                      "GRPO",
+        {"supported": f"supported: with the mask CISPO stayed stable (≤ {STABLE_AT_MOST}/5 collapsed), without it it "
+                      f"collapsed (≥ {COLLAPSES_AT_LEAST}/5), and it did not end below GRPO",
          "refuted": "refuted: CISPO collapses with the mask",
          "unresolved": "unresolved"},
         {"STABLE_AT_MOST": STABLE_AT_MOST, "COLLAPSES_AT_LEAST": COLLAPSES_AT_LEAST},

@@ -152,7 +152,7 @@ def _no_difference(model: str, arms: tuple[str, ...]) -> Callable[[dict], tuple[
         for name, s in reads:
             said.setdefault(f"{s.label}{s.mark}", []).append(name)
         held = sum(s.rule_outcome == "none" for _, s in reads)
-        return result_of(held, len(reads)), "; ".join(f"{k}: {', '.join(v)}" for k, v in said.items())
+        return result_of(held, len(reads)), f"{model}: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in said.items())
 
     return score
 
@@ -161,7 +161,7 @@ def _sampler(ctx: dict) -> tuple[str, str]:
     """f11c (MoE): SAMPLER − RECOMPUTE not "helps" for GSPO (lower or no difference), "no difference shown" for
     GRPO."""
     gspo, grpo = (_correction(ctx, "MoE", o, "SAMPLER") for o in ("gspo", "grpo"))
-    return parts([(gspo.rule_outcome in ("hurts", "none"), f"GSPO {gspo.number.brief}: {gspo.label}{gspo.mark}"),
+    return parts([(gspo.rule_outcome in ("hurts", "none"), f"MoE: GSPO {gspo.number.brief}: {gspo.label}{gspo.mark}"),
                   (grpo.rule_outcome == "none", f"GRPO {grpo.number.brief}: {grpo.label}{grpo.mark}")])  # fmt: skip
 
 
@@ -181,9 +181,9 @@ def _band_never_binds(ctx: dict) -> tuple[str, str]:
     binds = [(name, share) for name, _, share in logged if share > 0]
     most = max(binds, key=lambda b: b[1], default=None)
     where = f", on at most {num(most[1])} of tokens ({most[0]})" if most else ""
-    return parts([(all(RHO_BAND[0] <= r <= RHO_BAND[1] for r in rho), f"mean ρ {num(min(rho))} to {num(max(rho))} "
+    return parts([(all(RHO_BAND[0] <= r <= RHO_BAND[1] for r in rho), f"MoE: mean ρ {num(min(rho))} to {num(max(rho))} "
                    f"over the {len(rho)} correction arms (the logged reading; ρ's per-token range is not logged)"),
-                  (not binds, f"the band bound in {len(binds)} of {len(logged)} arms{where}")])  # fmt: skip
+                  (not binds, f"the band bound in {len(binds)} of {len(logged)} MoE arms{where}")])  # fmt: skip
 
 
 def _binds_rarely(ctx: dict) -> tuple[str, str]:
@@ -191,8 +191,8 @@ def _binds_rarely(ctx: dict) -> tuple[str, str]:
     logged = _logged(ctx, "dense")
     name, _, most = max(logged, key=lambda x: x[2])
     words = f"{num(most)} ({name})" if most > 0 else "0: no arm masked or truncated a token"
-    return result_of(int(most < BINDS_BELOW), 1), f"the largest masked or truncated share over the {len(logged)} " \
-                                                  f"correction arms: {words}"  # fmt: skip
+    return result_of(int(most < BINDS_BELOW), 1), f"dense: the largest masked or truncated share over the " \
+                                                  f"{len(logged)} correction arms: {words}"  # fmt: skip
 
 
 PREDICTIONS = (

@@ -8,7 +8,7 @@ measured rollout-0 drift beside them, and the collapse counts said against GRPO'
   the policy moved within the first batch. :func:`drift_groups` gives it per model and objective, median and range
   over seeds.
 - :func:`collapse_cell` says an arm's collapse count against GRPO's, both read by rule ``collapse.class``: "collapses
-  where GRPO does not; GRPO 0/5", "does not collapse where GRPO does; GRPO 4/5", "collapses, as GRPO: 4/5".
+  where GRPO is stable; GRPO 0/5", "stable where GRPO collapses; GRPO 4/5", "collapses, as GRPO: 4/5".
 - :func:`contrasts` lists, per model, the successors that collapse where GRPO does not, with both counts.
 """
 
@@ -113,8 +113,9 @@ def drift_span(tables: list[pd.DataFrame], objectives: list[tuple[str, str]], ba
 
 def collapse_cell(k: int, n: int, k_grpo: int | None = None, n_grpo: int | None = None) -> str:
     """``k/n (label)`` of rule ``collapse.class``, said against GRPO's count when one is given (same model and
-    seeds): "5/5 (collapses where GRPO does not; GRPO 0/5)", "0/5 (does not collapse where GRPO does; GRPO 4/5)",
-    "4/5 (collapses, as GRPO: 4/5)", else "3/5 (between the thresholds; GRPO 0/5: does not collapse)"."""
+    seeds): "5/5 (collapses where GRPO is stable; GRPO 0/5)", "0/5 (stable where GRPO collapses; GRPO 4/5)",
+    "4/5 (collapses, as GRPO: 4/5)", else "3/5 (between the thresholds; GRPO 0/5: stable)". Stable is the rule's
+    class (at most 1 in 5 collapsed, scaled to n), not "no run collapsed"."""
     own = class_verdict(k, n)  # the row's own verdict (the robustness readings re-read it); GRPO's is read in its row
     if k_grpo is None or not n_grpo:
         return f"{k}/{n} ({own.label})"
@@ -122,7 +123,8 @@ def collapse_cell(k: int, n: int, k_grpo: int | None = None, n_grpo: int | None 
     if own.outcome == base:
         return f"{k}/{n} ({own.label}, as GRPO: {count})"
     if {own.outcome, base} == {"collapses", "stable"}:
-        return f"{k}/{n} ({own.label} where GRPO {'does not' if own.outcome == 'collapses' else 'does'}; GRPO {count})"
+        grpo = "is stable" if own.outcome == "collapses" else "collapses"
+        return f"{k}/{n} ({own.label} where GRPO {grpo}; GRPO {count})"
     return f"{k}/{n} ({own.label}; GRPO {count}: {COLLAPSE_CLASS.outcomes[base]})"
 
 

@@ -136,6 +136,7 @@ def prose(ctx: dict) -> dict[str, str]:
         return {"number": "The fresh seeds' verdicts are pending.", "verdict": "", "story": ""}
     lags = largest_lags(ctx)
     pairs = f12c["corrections"] + f12c["gspo_vs_grpo"] + f12c["isolate"]
+    pairs += ctx["f12b"]["gspo_vs_grpo"]  # 12b's lag-16 difference, which 12c's lag-32 reading does not supersede
     context = {"lags": lags, "at": {c["verdict"].id: c["at"] for c in pairs}, "margin": f12["margin"],
                "seeds": f12c["seeds"], "top": f12c["top"]}  # fmt: skip
     return {m: render("f12/prose.md", m, ctx["book"], **context) for m in ("number", "verdict", "story")}

@@ -72,34 +72,22 @@ def _runs(names: dict[str, str]) -> pd.DataFrame:
 def late_rows() -> list[dict]:
     rows = []
     for model, m in _runs(F2).groupby("model", sort=False):
-        for arm, other in COMPARISONS:
-            diff = paired_diff(m, arm, other, "late_acc")
+        for arm, base in COMPARISONS:  # model, arm and base name where each verdict was read (reread.WHERE)
+            diff = paired_diff(m, arm, base, "late_acc")
             if len(diff):
-                verdict = late_verdict(diff, f"f2r.late.{model}.{arm}−{other}")
-                rows.append({"model": model, "arm": arm, "other": other, "diff": diff, "verdict": verdict})
+                verdict = late_verdict(diff, f"f2r.late.{model}.{arm}−{base}")
+                rows.append({"model": model, "arm": arm, "other": base, "diff": diff, "verdict": verdict})
+    model, arm, base = "MoE, candidate (M 8, lr 1e-4)", "gspo clip 1", "grpo clip 1"  # not the loop's last
     cand = declared(spec(F2["candidate"])).assign(arm_id=lambda d: d["objective"] + " clip 1")
-    diff = paired_diff(cand, "gspo clip 1", "grpo clip 1", "late_acc")
-    rows.append(
-        {
-            "model": "MoE, candidate (M 8, lr 1e-4)",
-            "arm": "gspo clip 1",
-            "other": "grpo clip 1",
-            "diff": diff,
-            "verdict": late_verdict(diff, "f2r.late.candidate"),
-        }
-    )
+    diff = paired_diff(cand, arm, base, "late_acc")
+    rows.append({"model": model, "arm": arm, "other": base, "diff": diff,
+                 "verdict": late_verdict(diff, "f2r.late.candidate")})  # fmt: skip
     s = spec(F2["dose_confirm"])
     fresh = with_base(s, declared(s), ("checkpoint",)).assign(arm_id=lambda d: d["checkpoint"].map(MODELS))
     diff = paired_diff(fresh, "MoE", "dense", "late_acc")
-    rows.append(
-        {
-            "model": "seeds 15-19",
-            "arm": "grpo clip 30 (MoE)",
-            "other": "grpo clip 30 (dense)",
-            "diff": diff,
-            "verdict": late_verdict(diff, "f2r.late.dose_confirm"),
-        }
-    )
+    model, arm, base = "seeds 15-19", "grpo clip 30 (MoE)", "grpo clip 30 (dense)"
+    rows.append({"model": model, "arm": arm, "other": base, "diff": diff,
+                 "verdict": late_verdict(diff, "f2r.late.dose_confirm")})  # fmt: skip
     return rows
 
 
@@ -117,11 +105,18 @@ def context() -> dict:
     late = late_rows()
     return {
         "rows": [
-            [r["model"], pretty(r["arm"]), pretty(r["other"]), diff_cell(r["diff"]), r["verdict"].label] for r in late
+            [r["model"], pretty(r["arm"]), pretty(r["other"]), diff_cell(r["diff"]), r["verdict"].short] for r in late
         ],
         "dual_clip": [
             {**r, "arm": pretty(r["arm"]), "other": pretty(r["other"]), "diff": diff_cell(r["diff"])}
             for r in late
             if r["arm"].startswith("grpo_dual_clip")
         ],
+        # GSPO − GRPO under a cap of 1 in the collapsing regime (M = 16, lr 5e-5), per model: the statements the
+        # story and the recipe read beside the candidate regime's (f2d.capped_late)
+        "capped": {
+            r["model"]: r["verdict"]
+            for r in late
+            if r["model"] in MODELS.values() and (r["arm"], r["other"]) == ("gspo clip 1", "grpo clip 1")
+        },
     }

@@ -100,6 +100,15 @@ def search_hit(grpo: pd.Series, gspo: pd.Series, seeds: int, clip: str, minibatc
     return SEARCH.verdict(("target" if target else "outside") if qualifies else "none")
 
 
+def _found(hits: list[dict]) -> str:
+    """The search's qualifying regimes (:func:`section`'s hits) in a clause; an empty list reads as a sentence."""
+    if not hits:
+        return "in none of them did GRPO collapse on every search seed while GSPO collapsed on none"
+    named = ", ".join(f"{h['checkpoint']} lr {h['lr']}, M = {h['m']}, L = {h['length']}, grad clip {h['clip']} "
+                      f"({h['verdict'].short})" for h in hits)  # fmt: skip
+    return f"GRPO collapsed on every search seed while GSPO collapsed on none in {len(hits)} of them: {named}"
+
+
 def section() -> tuple[dict, dict]:
     specs = [spec(name) for name in SEARCH_SPECS]
     tables = []
@@ -139,6 +148,7 @@ def section() -> tuple[dict, dict]:
         "rows": rows,
         "hits": hits,
         "points": table.groupby(regime).ngroups,
+        "found": _found(hits),
     }
     return ctx, {}
 
@@ -151,6 +161,11 @@ def _points(w: pd.DataFrame) -> str:
         for (lr, m), r in w.iterrows()
     ]
     return "; ".join(parts) or "none"
+
+
+def _at(w: pd.DataFrame, found: str, missing: str) -> str:
+    """A sentence naming the map points in ``w`` after ``found``, or ``missing`` when there are none."""
+    return f"{found}: {_points(w)}." if len(w) else f"{missing}."
 
 
 def stability_table() -> pd.DataFrame:
@@ -189,8 +204,8 @@ def stability_table() -> pd.DataFrame:
 def map_section() -> tuple[dict, dict]:
     """Every moe-sort L = 12 cell of finding 2's specs (confirmation and search seeds), as a stability map."""
     parts = []
-    for name in (F2["moe"], *SEARCH_SPECS, F2["candidate"]):  # F2 read at call time (the comparison swaps it)
-        s = spec(name)
+    for spec_name in (F2["moe"], *SEARCH_SPECS, F2["candidate"]):  # F2 read at call time (the comparison swaps it)
+        s = spec(spec_name)
         t = declared(s, "all")
         if not t.empty:
             parts.append(with_base(s, t, SEARCH_REGIME))
@@ -201,21 +216,29 @@ def map_section() -> tuple[dict, dict]:
     t = t.assign(clip=t["grad_clip"].map(clip_label), collapsed=t["collapsed"].astype(bool))
     data = t.groupby(["clip", "lr", "minibatches", "objective"])["collapsed"].agg(k="sum", n="count").reset_index()
     summary = []
-    for clip, d in data.groupby("clip", sort=False):
+    for cap, d in data.groupby("clip", sort=False):  # cap names where each verdict was read (reread.WHERE)
         w = d.pivot_table(index=["lr", "minibatches"], columns="objective", values=["k", "n"]).dropna()
         rate = w["k"] / w["n"]
         summary.append(
             {
-                "clip": clip,
+                "clip": cap,
                 "grpo": f"{int(w['k']['grpo'].sum())}/{int(w['n']['grpo'].sum())}",
                 "gspo": f"{int(w['k']['gspo'].sum())}/{int(w['n']['gspo'].sum())}",
                 "more": int((rate["grpo"] > rate["gspo"]).sum()),
                 "fewer": int((rate["grpo"] < rate["gspo"]).sum()),
                 "points": len(w),
-                "verdict": map_verdict(w, f"f2.map.{clip}"),
-                "gspo_collapsed_at": _points(w[w["k"]["gspo"] > 0]),
-                "separating": _points(w[(w["k"]["grpo"] == w["n"]["grpo"]) & (w["k"]["gspo"] == 0)]),
-                "neither_at": _points(w[(w["k"]["grpo"] == 0) & (w["k"]["gspo"] == 0)]),
+                "verdict": map_verdict(w, f"f2.map.{cap}"),
+                "gspo_collapsed_at": _at(w[w["k"]["gspo"] > 0], "GSPO collapsed at", "GSPO collapsed at no point"),
+                "separating": _at(
+                    w[(w["k"]["grpo"] == w["n"]["grpo"]) & (w["k"]["gspo"] == 0)],
+                    "GRPO collapsed in every run and GSPO in none at",
+                    "At no point did GRPO collapse in every run and GSPO in none",
+                ),
+                "neither_at": _at(
+                    w[(w["k"]["grpo"] == 0) & (w["k"]["gspo"] == 0)],
+                    "Neither collapsed at",
+                    "At every point one of them collapsed",
+                ),  # fmt: skip
             }
         )
     return {"summary": summary}, {"f2_map": (data, _plot_map)}

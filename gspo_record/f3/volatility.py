@@ -125,18 +125,38 @@ def _factor(o: dict) -> str:
 def factor_verdict(table: pd.DataFrame, checkpoint: str, base: str = BASE, id: str = ""):
     """``f3.factor`` for one variant on the probe's table (module docstring): statement ``id`` (``f3.factor.`` and
     the variant by default), whose number counts the learning rates where its interval lies above and below the
-    base's; with the number of learning rates where the two separate and where both were measured."""
-    signs = []
+    base's; with where the two separate, in words (:func:`_where`)."""
+    by_lr = []
     for lr, g in table[table.checkpoint == checkpoint].groupby("lr"):
         b = table[(table.checkpoint == base) & (table.lr == lr)]
         if len(b):
-            signs.append(separation(g["change_k1"], b["change_k1"]))
+            by_lr.append((lr, separation(g["change_k1"], b["change_k1"])))
+    signs = [s for _, s in by_lr]
     if not signs:
-        return FACTOR.verdict(PENDING), 0, 0
+        return FACTOR.verdict(PENDING), ""
     number = Joint("f3.factor", (("above the base at", _some(signs.count(1), len(signs))),
                                  ("below the base at", _some(signs.count(-1), len(signs)))))  # fmt: skip
     question = "does the variant change the share of expert sets one update changes?"
-    return FACTOR.state(id or f"f3.factor.{checkpoint}", question, number), sum(x != 0 for x in signs), len(signs)
+    return FACTOR.state(id or f"f3.factor.{checkpoint}", question, number), _where(by_lr)
+
+
+def _where(by_lr: list[tuple[float, int]]) -> str:
+    """Where a variant's interval lies above or below the base's (``by_lr``: learning rate, :func:`separation`), in
+    words: "above the base at lr 3.00e-04 only; no separated effect at the other 3 of 4 learning rates"."""
+    n, parts = len(by_lr), []
+    sides = {side: [num(lr) for lr, s in by_lr if s == sign] for sign, side in ((1, "above"), (-1, "below"))}
+    for side, lrs in sides.items():
+        if len(lrs) == n:
+            parts.append(f"{side} the base at all {n} learning rates")
+        elif lrs:
+            only = "" if all(sides.values()) else " only"
+            parts.append(f"{side} the base at lr {', '.join(lrs)}{only}")
+    overlap = sum(s == 0 for _, s in by_lr)
+    if overlap == n:
+        parts.append(f"intervals overlap at all {n} learning rates")
+    elif overlap:
+        parts.append(f"no separated effect at the other {overlap} of {n} learning rates")
+    return "; ".join(parts)
 
 
 def section() -> tuple[dict, dict]:
@@ -162,15 +182,14 @@ def section() -> tuple[dict, dict]:
     for ckpt, what in FACTORS.items():
         ratio = (table[table.checkpoint == ckpt].groupby("lr")["change_k1"].mean() / base).dropna()
         if not ratio.empty:
-            verdict, separated, of = factor_verdict(table, ckpt)
+            verdict, where = factor_verdict(table, ckpt)
             factors.append(
                 {
                     "what": what,
                     "min": num(ratio.min(), 2),
                     "max": num(ratio.max(), 2),
                     "verdict": verdict,
-                    "separated": separated,
-                    "of": of,
+                    "where": where,
                 }
             )
     means = table.groupby(["checkpoint", "lr"])[["change_k1", "change_k1_first_layer", "change_k1_last_layer"]].mean()

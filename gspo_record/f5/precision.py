@@ -67,8 +67,9 @@ CLAIM = register(
         "5",
         {
             "reproduced": "reproduced: GSPO tolerates bf16 log-probs as π_old, GRPO does not",
-            "indistinct": "both within the margin: GRPO and GSPO each end within 0.05 of their recomputed arms, so the "
-            "declared rule cannot tell them apart (a margin, not an equivalence test)",
+            "indistinct": "both within the margin: GRPO's and GSPO's mean differences from their recomputed arms lie "
+            "within 0.05, so the declared rule, which reads the means, cannot tell them apart (a margin, not an "
+            "equivalence test)",
             "not": "not reproduced: GSPO on bf16 log-probs ends more than 0.05 away from GSPO on recomputed ones",
         },
         {"CLOSE_ACC": CLOSE_ACC},

@@ -55,7 +55,7 @@ GROWS_B = register(
     Rule(
         "f6b.grows",
         "6",
-        {"grows": "grows with length", "shrinks": "shrinks with length", "none": "shows no trend with length"},
+        {"grows": "grows with length", "shrinks": "shrinks with length", "none": "no trend with length shown"},
         {"LEVEL": 0.95, "TREND_RESAMPLES": 10_000},
         declared=_DECLARED,
         null="none",

@@ -74,7 +74,7 @@ GROWS = register(
     Rule(
         "f6.grows",
         "6",
-        {"grows": "grows with L", "shrinks": "shrinks with L", "none": "shows no trend with L"},
+        {"grows": "grows with L", "shrinks": "shrinks with L", "none": "no trend with L shown"},
         {"LEVEL": 0.95, "TREND_RESAMPLES": TREND_RESAMPLES},
         declared=_POST_HOC,
         null="none",

@@ -165,6 +165,25 @@ def _scored(runs: list[dict], rules, rule: Rule, where: str, level: float = 0.95
     }
 
 
+def replication(held: list[dict], **sets: list[dict]) -> str:
+    """Whether the signals that warned ahead on the first held-out set (``held``: its verdicts) warned ahead again on
+    each later set (``sets``: its words -> its verdicts), in words computed from those sets' statements (f9.skill.*)."""
+    warns = [v for v in held if v["verdict"].rule_outcome == "warns"]
+    if not warns:
+        return "no signal of version 1 warned ahead on the first held-out set"
+    counted = {1: "one", 2: "two", 3: "three"}.get(len(warns), str(len(warns)))
+    clauses = []
+    for w in warns:
+        reads = []
+        for where, verdicts in sets.items():
+            v = next((v["verdict"] for v in verdicts if v["signal"] == w["signal"]), None)
+            if v is not None and v.rule_outcome != PENDING:
+                did = "did" if v.rule_outcome == "warns" else "did not"
+                reads.append(f"{did} replicate {where} ({v.number}{v.mark})")
+        clauses.append(f"`{w['signal']}`{w['verdict'].mark}, " + " and ".join(reads or ["has no later reading"]))
+    return f"version 1's {counted} *warns ahead* on the first held-out set, " + "; ".join(clauses)
+
+
 def version_two(v1_rules) -> dict:
     """Version 2's four rules on its later and fresh held-out sets (rule f9v2.skill at its Bonferroni level), and
     version 1's rules on the fresh set (rule f9.skill)."""
@@ -206,6 +225,10 @@ def section() -> tuple[dict, dict]:
         "later_stable": second["stable"],
         "v2": version_two(rules),
     }
+    ctx["replication"] = replication(
+        first["verdicts"],
+        **{"on the later runs": second["verdicts"], "on the fresh seeds": ctx["v2"]["v1_fresh"]["verdicts"]},
+    )
     figure = figures.rates(second.pop("items"), ("collapsing runs it warned ahead", "stable runs it fired in"),
                            f"share of runs (Wilson 95 % interval), the {second['runs']} later runs")  # fmt: skip
     return ctx, {"f9_skill": figure}
