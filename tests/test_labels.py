@@ -46,8 +46,9 @@ def test_the_dose_readings_name_their_caps():
     the MoE; each reading names its caps on its page, and the story, a summary, renders only the newer reading
     (issue 48, item 2: no summary keeps the older reading)."""
     story, findings = _page("story.md"), _page("f2_collapse.md")
-    assert "first caps" not in story and "with no cap to" in story
-    assert "Late accuracy over the caps none → 30 → 10 → 1, by rule `f2e.dose_trend`" in findings
+    assert "first caps" not in story and "from no cap to a cap of 1, GRPO's late" in story
+    assert "Late accuracy over finding 2's caps none → 30 → 10 → 1, by rule `f2e.dose_trend`" in findings
+    assert "over the caps none → 30 → 20 → 15 → 10 → 1 of finding 10" in findings
 
 
 def test_only_a_rules_null_outcome_says_not_shown():

@@ -237,9 +237,10 @@ def train_section() -> tuple[dict, dict]:
     g, k = diffs["grpo / sampler_bf16 / paper ε"], diffs["gspo / sampler_bf16 / paper ε"]
     beyond = []  # a difference inside the 0.05 band can still be nonzero: say so
     for arm_id, diff in diffs.items():
-        v = nonzero_verdict(diff, "f5.nonzero." + arm_id.replace(" / ", ".").replace(" ", ""))
+        objective, source, clip = arm_id.split(" / ")
+        arm, base = arm_id, f"{objective} / recompute / paper ε"  # where its verdict was read (the methods page)
+        v = nonzero_verdict(diff, "f5.nonzero." + arm.replace(" / ", ".").replace(" ", ""))
         if v.rule_outcome in ("higher", "lower"):
-            objective, _, clip = arm_id.split(" / ")
             beyond.append({"objective": objective.upper(), "clip": clip, "verdict": v, "diff": diff_cell(diff)})
     f1 = finished(spec("f1_clip_fractions"), "confirm").set_index("key")
     same = table[table["key"].isin(f1.index)]
