@@ -29,11 +29,13 @@ ENDPOINT_BOUNDS: dict[str, tuple[float, float]] = {
     "ratio": RATIO,
     "noise_ratio_kK": RATIO,
     # declared unbounded (no range read on them; transformed t is then plain Student-t): a change of KL k1 between
-    # two routers (f3), the mean |log-ratio| under bf16 and fp32 and the ε it needs (f5's probe)
+    # two routers (f3), the mean |log-ratio| under bf16 and fp32 (f5's probe)
     "change_k1": UNBOUNDED,
     "bf16_seq_mean": UNBOUNDED,
     "fp32_seq_mean": UNBOUNDED,
-    "bf16_gspo_eps_needed_p99": UNBOUNDED,
+    # the ε GSPO's band would need (f5's probe): positive, so its interval is read on the log scale (issue 48: a plain
+    # t interval printed 0.019 [-0.00116, 0.0392] for it, below the 0 it cannot reach)
+    "bf16_gspo_eps_needed_p99": RATIO,
 }
 """Endpoint column -> its declared range (lo, hi), closed; ±inf for an open side."""
 
