@@ -66,6 +66,7 @@ def _setting(name: str) -> dict:
 def story(ctx: dict) -> dict:
     """The story page's headline results, each with the numbers and verdict its section computed."""
     from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP
+    from gspo_record.prose import fragile_brief
     from gspo_record.tables import F2
 
     f2 = by(ctx["f2"]["verdicts"], "clip")
@@ -77,6 +78,7 @@ def story(ctx: dict) -> dict:
     ]
     f4 = by(ctx["f4"]["verdicts"], "clip")
     return {
+        "fragile": fragile_brief,  # the templates' "fragile: … changes it" (gspo_record/prose.py)
         "regime": _setting(F2["moe"]),
         "production_regime": _setting(F2["candidate"]),
         "gspo_band": {"low": _short(GSPO_CLIP.low), "high": _short(GSPO_CLIP.high)},

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gspo_record.statements import StatementError
 
-__all__ = ["ALLOWED", "literals", "sep", "why_fragile", "fragile_note", "macros", "render"]
+__all__ = ["ALLOWED", "literals", "sep", "why_fragile", "fragile_note", "fragile_brief", "macros", "render"]
 
 HERE = Path(__file__).parent
 #: numbers prose may write as words of the language, not results: "one", "two" are words; these are digits that name
@@ -65,6 +65,22 @@ def fragile_note(statement, lead: str) -> str:
     """``lead`` + ": " + :func:`why_fragile` for a fragile statement ("…, and that ordering is fragile: reading the
     training-reward AUC changes it"), empty for a robust one: prose says "fragile" once, with its reason."""
     return f"{lead}: {why_fragile(statement)}" if statement.flips else ""
+
+
+def fragile_brief(statements, form: str = "{}", full: bool = False) -> str:
+    """``form`` around "fragile: one seed left out or reading the training-reward AUC changes it" for the fragile ones
+    among ``statements`` (their flips in short words; ``full``: :func:`why_fragile`'s, seeds named), empty when none is:
+    a summary says "fragile" once where it renders a fragile statement, the template deciding nothing."""
+    fragile = [s for s in statements if s.flips]
+    if not fragile:
+        return ""
+    if full:
+        return form.format("fragile: " + "; ".join(dict.fromkeys(why_fragile(s) for s in fragile)))
+    readings = list(dict.fromkeys(f.split(":")[0].strip() for s in fragile for f in s.flips))
+    other = [r for r in readings if not r.startswith("without seed")]
+    words = (["one seed left out"] if len(other) < len(readings) else []) + (
+        ["reading the " + " or the ".join(other)] if other else [])  # fmt: skip
+    return form.format(f"fragile: {' or '.join(words)} changes it")
 
 
 def _environment(book):

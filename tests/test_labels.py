@@ -37,7 +37,7 @@ def test_the_story_and_the_recipe_carry_the_map_boundary_not_immunity(stability_
     cap1 = next(x for x in stability_map if x["clip"] == "1")
     assert f"GRPO collapsed at a cap of 1 in {cap1['grpo']} runs and GSPO in {cap1['gspo']}" in recipe
     assert all(x["verdict"].outcome == "boundary" for x in stability_map)  # what the written words assume
-    assert "GSPO moves the boundary of the regime; it does not remove it" in story
+    assert "GSPO moves the regime's boundary; it does not remove it" in story
     assert "neither algorithm collapsed here" not in recipe and "did not collapse at toy scale" not in recipe
 
 

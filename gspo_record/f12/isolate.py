@@ -97,8 +97,9 @@ def section() -> tuple[dict, dict]:
     mine = lag.lag_table(SPEC_ISOLATE, "confirm")
     seeds = int(mine["seed"].nunique()) if len(mine) else 0
     note = "" if done["done"] >= done["total"] else f"{seeds} of {len(s.seeds('confirm'))} seeds"
-    ctx = {"progress": done, "seeds": seeds, "top": TOP, "rows": [], "largest": [], "isolate": [], "corrections": [],
-           "gspo_vs_grpo": [], "gap_rows": [], "top_rows": [], "statements": []}  # fmt: skip
+    ctx = {"progress": done, "seeds": seeds, "top": TOP, "top_arms": len(TOP_ARMS), "rows": [], "largest": [],
+           "isolate": [], "corrections": [], "gspo_vs_grpo": [], "gap_rows": [], "top_rows": [],
+           "statements": []}  # fmt: skip
     if not len(mine):
         return ctx, {"f12c_lags": (pd.DataFrame(columns=["arm", "lag", "seed", "late_acc", "failed"]), plot_lags)}
     table = combined(mine)

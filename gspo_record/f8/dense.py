@@ -13,6 +13,7 @@ import pandas as pd
 import gspo_record.figures as figures
 from gspo_lab.experiments.store import finished
 from gspo_record.f2.spikes import spikes
+from gspo_record.f2.ten import runs as ten_runs
 from gspo_record.fmt import clip_label, num
 from gspo_record.kinds import Band
 from gspo_record.rules import PENDING, Rule, register
@@ -59,8 +60,13 @@ def section() -> tuple[dict, dict]:
     prec = finished(spec("p5_precision"), "confirm").groupby("checkpoint")["bf16_seq_mean"].mean()
     grpo = spikes().query("objective == 'grpo'")
     moe, dense = grpo[grpo.model == "MoE"]["peak"], grpo[grpo.model == "dense"]["peak"]
+    few = min(c["n"] for c in collapse)
+    many = int(ten_runs().groupby(["model", "objective"])["seed"].nunique().min())
     ctx = {
         "collapse": collapse,
+        # the figure, the counts and rule f2.dense (finding 2b) rest on `few` seeds per arm; the opening's result and
+        # verdict (finding 2g, rule f2t.ten) on `many`
+        "seeds": {"few": few, "many": many, "close": f"{few - 1}/{few} and {few}/{few}"},
         "precision": [{"checkpoint": ck, "value": num(v)} for ck, v in prec.items()],
         "precision_ratio": num(prec["moe-sort"] / prec["dense-sort"], 2),
         "spikes": spikes_verdict(moe, dense),

@@ -26,6 +26,7 @@ from gspo_lab.experiments.store import load_result, result_path
 from gspo_lab.paths import data_dir
 from gspo_lab.precursors import LEAD, LEVEL_V2, load_frozen, score, with_derived
 from gspo_record.fmt import num
+from gspo_record.prose import fragile_note
 from gspo_record.rules import PENDING, Rule, register
 from gspo_record.tables import spec
 
@@ -165,9 +166,20 @@ def _scored(runs: list[dict], rules, rule: Rule, where: str, level: float = 0.95
     }
 
 
+def _rates_words(r: kinds.Rates, full: bool) -> str:
+    """A :class:`~gspo_record.kinds.Rates` in words: "it warned ahead in 3 of 21 collapsing runs against false alarms
+    in 5 of 129 stable ones, intervals overlapping" (``full``), or "8 of 31 against 1 of 79, intervals apart"."""
+    apart = "overlapping" if kinds.rates_outcome(r) == "overlap" else "apart"
+    if full:
+        return (f"it warned ahead in {r.a_k} of {r.a_n} collapsing runs against false alarms in {r.b_k} of {r.b_n} "
+                f"stable ones, intervals {apart}")  # fmt: skip
+    return f"{r.a_k} of {r.a_n} against {r.b_k} of {r.b_n}, intervals {apart}"
+
+
 def replication(held: list[dict], **sets: list[dict]) -> str:
     """Whether the signals that warned ahead on the first held-out set (``held``: its verdicts) warned ahead again on
-    each later set (``sets``: its words -> its verdicts), in words computed from those sets' statements (f9.skill.*)."""
+    each later set (``sets``: its words -> its verdicts), in words computed from those sets' statements (f9.skill.*):
+    plain sentences, the counts from each statement's number, "fragile" said once with its reason."""
     warns = [v for v in held if v["verdict"].rule_outcome == "warns"]
     if not warns:
         return "no signal of version 1 warned ahead on the first held-out set"
@@ -179,8 +191,11 @@ def replication(held: list[dict], **sets: list[dict]) -> str:
             v = next((v["verdict"] for v in verdicts if v["signal"] == w["signal"]), None)
             if v is not None and v.rule_outcome != PENDING:
                 did = "did" if v.rule_outcome == "warns" else "did not"
-                reads.append(f"{did} replicate {where} ({v.number}{v.mark})")
-        clauses.append(f"`{w['signal']}`{w['verdict'].mark}, " + " and ".join(reads or ["has no later reading"]))
+                said = _rates_words(v.number, not reads) if isinstance(v.number, kinds.Rates) else str(v.number)
+                reads.append(f"{did} replicate {where}: {said}{fragile_note(v, ', fragile there')}")
+        first = w["verdict"]
+        fragile = fragile_note(first, " (its reading on that first set is fragile") + ")" if first.flips else ""
+        clauses.append(f"`{w['signal']}`, " + "; it ".join(reads or ["has no later reading"]) + fragile)
     return f"version 1's {counted} *warns ahead* on the first held-out set, " + "; ".join(clauses)
 
 
