@@ -184,8 +184,8 @@ def _accounts(ten: list[dict], skip_ten: list[dict], shrink: dict) -> list[dict]
     return out
 
 
-def _onset(table: pd.DataFrame) -> tuple[list, list, list, pd.DataFrame]:
-    dose, classes, duals, curves = [], [], [], []
+def _onset(table: pd.DataFrame) -> tuple[list, list, list, list, pd.DataFrame]:
+    dose, classes, duals, dual_statements, curves = [], [], [], [], []
     pool = table[table["source"].isin([SPECS["onset"], "f2"])]
     for model, m in pool.groupby("model", sort=False):
         grpo = m[m["arm_id"].str.fullmatch(r"grpo clip \S+")]  # plain GRPO: no Routing Replay, no dual-clip
@@ -208,9 +208,10 @@ def _onset(table: pd.DataFrame) -> tuple[list, list, list, pd.DataFrame]:
             if len(diff):  # each arm's collapse count beside the difference (issue 22: both still collapse 2/5 at 30)
                 counts = [f"{int(g['collapsed'].sum())}/{len(g)}" for a in arms if len(g := m[m["arm_id"] == a])]
                 verdict = provisional(dual_cap_verdict(diff, f"f10.dual_cap.{model}.{cap}"), m, arms)
-                duals.append([model, cap, *counts, diff_cell(diff), verdict.short, verdict])
+                duals.append([model, cap, *counts, diff_cell(diff), verdict.short])
+                dual_statements.append({"model": model, "cap": cap, "verdict": verdict})
     data = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame()
-    return dose, classes, duals, data
+    return dose, classes, duals, dual_statements, data
 
 
 def _groups(table: pd.DataFrame) -> list[list]:
@@ -228,7 +229,7 @@ def section() -> tuple[dict, dict]:
     table = runs()
     two_rows, effect_rows, two_verdicts = _two_by_two(table)
     shrink_rows, shrink_cmp, shrink_verdicts = _shrink_skip(table)
-    dose, classes, duals, dose_data = _onset(table)
+    dose, classes, duals, dual_statements, dose_data = _onset(table)
     ctx = {
         "progress": [
             progress(spec(name))
@@ -263,8 +264,8 @@ def section() -> tuple[dict, dict]:
         "fresh_seeds": "{}-{}".format(*(f(spec(SPECS["confirm"]).seeds("confirm")) for f in (min, max))),
         "dose": dose,
         "classes": classes,
-        "duals": [row[:-1] for row in duals],  # the table's rows
-        "dual_statements": [{"model": r[0], "cap": r[1], "verdict": r[-1]} for r in duals],  # in the book by id
+        "duals": duals,
+        "dual_statements": dual_statements,  # in the book by id (the predictions read them)
         "shrink_statements": shrink_verdicts,  # per model and arm, its comparison's statement: in the book by id
         "groups": _groups(table),
         "group_names": list(GROUPS),

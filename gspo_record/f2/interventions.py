@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 
+from gspo_record.f2.collapse import collapsed
 from gspo_record.joint import Joint, combination
 from gspo_record.kinds import Band
 from gspo_record.rules import COLLAPSES_AT_LEAST, PENDING, STABLE_AT_MOST, Rule, register
-from gspo_record.statements import Count
 from gspo_record.tables import F2, FIRST
 
 __all__ = ["INTERVENTIONS", "DOSE_CONFIRM", "PEAK_GSPO_RANGE", "intervention_verdict", "dose_confirm_verdict"]
@@ -86,11 +86,6 @@ DOSE_CONFIRM = register(
 )
 
 
-def _count(k: int, n: int) -> Count:
-    """k collapsed runs of n against the shared thresholds (read from this module when called: a mutant bites)."""
-    return Count(k, n, COLLAPSES_AT_LEAST, STABLE_AT_MOST)
-
-
 #: a cap arm's collapsed count read as its rule's outcome (dual-clip's "low" also needs its spikes smaller)
 _CLASS_READS = {"at_most": "low", "at_least": "high", "between": "inconclusive"}
 combination("f2e.cap", tuple(_CLASS_READS.values()), ("collapsed",))(lambda o: _CLASS_READS[o["collapsed"]])
@@ -121,10 +116,10 @@ def intervention_verdict(rule: Rule, k: int, n: int, peak_median: float, seeds_d
     provisional = "" if n >= seeds_declared else f"{n} of {seeds_declared} seeds"
     question = f"does {rule.name[4:].replace('_', '-')} prevent GRPO's collapse?"
     if rule.name != "f2e.dual_clip":
-        number = Joint("f2e.cap", (("collapsed", _count(k, n)),))
+        number = Joint("f2e.cap", (("collapsed", collapsed(k, n)),))
         return rule.state(id or rule.name, question, number, provisional=provisional)
     peak = Band(peak_median, PEAK_GSPO_RANGE, math.inf, "", f"{PEAK_GSPO_RANGE:g} (towards GSPO's)")
-    number = Joint("f2e.dual_clip", tuple(zip(_DUAL_PARTS, (_count(k, n), peak), strict=True)))
+    number = Joint("f2e.dual_clip", tuple(zip(_DUAL_PARTS, (collapsed(k, n), peak), strict=True)))
     return rule.state(id or rule.name, question, number, provisional=provisional)
 
 
@@ -134,6 +129,6 @@ def dose_confirm_verdict(k_moe: int, n_moe: int, k_dense: int, n_dense: int, cel
     if not n_moe or not n_dense:
         return DOSE_CONFIRM.verdict(PENDING)
     done = "" if n_moe + n_dense >= cells_declared else "not all cells finished"
-    number = Joint("f2e.dose_confirm", (("MoE", _count(k_moe, n_moe)), ("dense", _count(k_dense, n_dense))))
+    number = Joint("f2e.dose_confirm", (("MoE", collapsed(k_moe, n_moe)), ("dense", collapsed(k_dense, n_dense))))
     return DOSE_CONFIRM.state(id, "on fresh seeds, does the MoE collapse at grad clip 30 where the "
                               "dense twin does not?", number, provisional=done)  # fmt: skip
