@@ -63,6 +63,15 @@ RELABELLED = (
     ("f3.factor", "raises / lowers / none", "… (intervals separated at k of n learning rates)",
      "… (above the base at lr 3.00e-04 only; no separated effect at the other 3 of 4 learning rates)",
      "\"raises it\" beside one separated learning rate of four read as an effect at all of them"),
+    ("f3.factor", "raises / lowers", "raises it / lowers it", "higher where separated, lower nowhere / the mirror",
+     "the rule reads k of n learning rates; \"raises it\" said of a variant separated at one of four reads as an "
+     "effect at every learning rate"),
+    ("f10.dual_cap, f10v.dual_cap", "higher / lower / none", "dual-clip adds protection beyond the cap / hurts "
+     "under the cap / under the cap: no effect shown",
+     "dual-clip under the cap ends higher / ends lower in late held-out accuracy / no difference in late held-out "
+     "accuracy shown",
+     "the rule reads a paired difference of late held-out accuracy; \"protection\" was printed beside collapse "
+     "counts that were equal"),
 )  # fmt: skip
 
 

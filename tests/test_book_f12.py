@@ -68,6 +68,43 @@ def test_12c_supersedes_12b_and_row_12_renders_the_newest(ctx):
     assert "(" not in row["verdict"] and "`" not in row["verdict"]  # no nested brackets, no rule ids in prose
 
 
+def test_a_difference_of_drops_read_again_at_the_same_lag_is_one_statement(ctx):
+    """12c re-reads 12b's pairs on the ladder to 32; where the deciding lag did not move (TIS against uncorrected GRPO,
+    at lag 4) the difference of drops is the same number, so 12c's statement supersedes 12b's instead of standing
+    beside it; where it moved (GSPO against GRPO, 16 → 32) both stand, each at its own lag."""
+    book = ctx["book"]
+    assert book.superseded_by("f12b.tis_vs_proximal.drops") == "f12c.tis_vs_proximal.drops"
+    assert str(book["f12b.tis_vs_proximal.drops"].number) == str(book["f12c.tis_vs_proximal.drops"].number)
+    assert book.superseded_by("f12b.gspo_vs_grpo.drops") is None
+    assert str(book["f12b.gspo_vs_grpo.drops"].number) != str(book["f12c.gspo_vs_grpo.drops"].number)
+
+
+def test_row_12_says_which_printed_lags_are_fragile_and_counts_their_statements(ctx):
+    """Row 12 prints each arm's largest tolerated lag; where that lag rests on a fragile tolerance statement (the one
+    at the lag, or the one at the next rung that ended the run) the row says what moves it, and its "how sure" reads
+    those statements too. Fragility is marked by the build's robustness pass, which this context skips, so the
+    mutants mark it by hand: none fragile, one, all."""
+    from dataclasses import replace
+
+    book, lags = ctx["book"], lag_page.largest_lags(ctx)
+    edges = lag_page.edges(book, lags)
+    assert [s.id for s in edges["grpo/behaviour"]] == ["f12c.tolerates.grpo/behaviour.32"]  # the top: no next rung
+    assert [s.id for s in edges["grpo/proximal"]] == ["f12b.tolerates.grpo/proximal.2",
+                                                      "f12b.tolerates.grpo/proximal.4"]  # fmt: skip
+    robust = {arm: [replace(s, flips=()) for s in found] for arm, found in edges.items()}
+    assert lag_page.fragile_lags(robust, lags) == ""
+    auc = ("training-reward AUC: degrades",)
+    one = {**robust, "grpo/behaviour": [replace(s, flips=auc) for s in edges["grpo/behaviour"]]}
+    said = " Some of these lags are fragile: reading the training-reward AUC moves GRPO (behaviour π_old)'s 32."
+    assert lag_page.fragile_lags(one, lags) == said
+    every = {arm: [replace(s, flips=auc) for s in found] for arm, found in edges.items()}
+    assert lag_page.fragile_lags(every, lags).startswith(" Each of these lags is fragile: reading the training-reward")
+    row = lag_page.glance_row(ctx, _row)
+    assert "`f12.tolerates`" in row["rules"] and "`f12c.lag32`" in row["rules"]
+    page = (HERE.parent / "docs" / "findings.md").read_text()  # the build's page, robustness marked
+    assert "reading the training-reward AUC moves GRPO (behaviour π_old)'s 32" in page
+
+
 def test_mutant_a_summary_naming_a_superseded_statement_fails(ctx, tmp_path):
     source = (HERE / "f12/prose.md").read_text().replace('s("f12c.gspo_vs_grpo")', 's("f12b.gspo_vs_grpo")')
     (tmp_path / "prose.md").write_text(source)

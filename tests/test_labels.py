@@ -90,3 +90,27 @@ def test_the_story_leads_each_question_with_its_answer_and_names_the_regime():
     )  # its own setting, not question 1's
     assert lead["Does GRPO's trouble grow with response length?"].startswith("No growth was shown here")
     assert lead["Is it the size of GRPO's updates or their direction?"].startswith("On the dense model the size")
+
+
+def test_the_map_counts_every_grpo_and_gspo_run_of_finding_2():
+    """The story's "over all of finding 2's MoE runs" (issue 48, second audit): the map reads every finding-2 spec that
+    stores GRPO and GSPO runs on the MoE at L = 12 — the ten-seed extension (seeds 50-54) and the candidate's reward
+    confirmation (seeds 20-24) were left out before — except the first measurements the re-measured specs replace."""
+    from gspo_lab.experiments.store import cached, finished
+    from gspo_record.f2.search import MAP_SPECS, SEARCH_REGIME
+    from gspo_record.tables import FIRST, spec, with_base
+
+    names = sorted(p.stem for p in (repo_root() / "data" / "specs").glob("f2*.toml"))
+    held = []
+    with cached():
+        for name in set(names) - set(FIRST.values()):
+            s = spec(name)
+            t = finished(s)
+            if t.empty:
+                continue
+            t = with_base(s, t, (*SEARCH_REGIME, "objective"))
+            t = t[(t.checkpoint == "moe-sort") & (t.length == 12)]
+            if {"grpo", "gspo"} <= set(t["objective"]):
+                held.append(name)
+    assert "f2t_collapse_ten" in held and "f2c_reward_confirm" in held  # the two the audit found missing
+    assert set(held) <= set(MAP_SPECS), set(held) - set(MAP_SPECS)

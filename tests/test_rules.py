@@ -1106,7 +1106,7 @@ def test_two_by_two_neither_says_which_effects_share_a_sign():
 def test_dual_clip_null_reads_no_effect_shown_with_its_count():
     """Issue 35: "dual-clip adds nothing beyond the cap" claimed an absence; the null outcome says what was shown."""
     none = f10v.dual_ten_verdict(MIXED)
-    assert none.label == "dual-clip under the cap: no effect shown (seeds 3/5 > 0)"
+    assert none.label == "dual-clip under the cap: no difference in late held-out accuracy shown (seeds 3/5 > 0)"
     assert "adds nothing" not in " ".join(f10.DUAL_CAP.outcomes.values())
     assert f10v.dual_ten_verdict(EDGE).label == "direction consistent (5/5 > 0), size unresolved"
 

@@ -150,9 +150,9 @@ DUAL_CAP = register(
         "f10.dual_cap",
         "10",
         {
-            "higher": "dual-clip adds protection beyond the cap",
-            "lower": "dual-clip hurts under the cap",
-            "none": "dual-clip under the cap: no effect shown",
+            "higher": "dual-clip under the cap ends higher in late held-out accuracy",
+            "lower": "dual-clip under the cap ends lower in late held-out accuracy",
+            "none": "dual-clip under the cap: no difference in late held-out accuracy shown",
         },
         {"LEVEL": 0.95},
         declared="data/specs/f10_onset_dual.toml, before its runs",

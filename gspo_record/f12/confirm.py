@@ -149,10 +149,11 @@ def deciding_lag(mine: int, theirs: int, both: list[int]) -> int:
     return past[0] if past else max(both)
 
 
-def drops_statement(table: pd.DataFrame, arm: str, against: str, d: int, id: str, provisional: str = ""):
+def drops_statement(table: pd.DataFrame, arm: str, against: str, d: int, id: str, provisional: str = "",
+                    supersedes: tuple[str, ...] = ()):  # fmt: skip
     """The paired difference of two arms' drops at lag ``d`` (:func:`drop_gap`, on [−2, 2]) as a statement of its own
     (the secondary beside a boundary statement): the first arm lost less / more accuracy, or no difference shown;
-    None below 2 paired seeds."""
+    None below 2 paired seeds. ``supersedes``: an older section's statement of the same difference at the same lag."""
     from gspo_record.statements import Interval, Statement
 
     gap = [float(v) for v in drop_gap(table, arm, against, d) if v == v]
@@ -163,7 +164,14 @@ def drops_statement(table: pd.DataFrame, arm: str, against: str, d: int, id: str
              "none": f"no difference in the drops at lag {d} shown"}  # fmt: skip
     number = Interval.of(gap, lambda x: declared_t_interval(x, _GAP), bounds=_GAP)
     return Statement(id, f"does one arm lose more accuracy than the other at lag {d}?", number, words,
-                     provisional=provisional)  # fmt: skip
+                     provisional=provisional, supersedes=supersedes)  # fmt: skip
+
+
+def _older_at(older: dict, arm: str, against: str, both: list[int]) -> int | None:
+    """Where the older section (readings ``older``, up to its ladder's top) read ``arm`` − ``against``'s drops."""
+    mine, theirs = older[arm]["largest"], older[against]["largest"]
+    low = [d for d in both if d <= max(older[arm]["tolerates"], default=0)]
+    return deciding_lag(mine, theirs, low) if mine is not None and theirs is not None and low else None
 
 
 def comparison_text(v) -> str:
@@ -176,11 +184,13 @@ def comparison_text(v) -> str:
 
 
 def _comparisons(table: pd.DataFrame, readings: dict, texts: dict[str, str], note: str, groups=GROUPS,
-                 section: str = "f12b", supersedes: str = "") -> dict:  # fmt: skip
+                 section: str = "f12b", supersedes: str = "", older: dict | None = None) -> dict:  # fmt: skip
     """Boundary rules on their declared pairs (``groups``: :data:`GROUPS`), each a statement ``{section}.{pair}``
     (:data:`PAIR_IDS`) with its paired difference of drops at the deciding lag (:func:`deciding_lag`) beside it;
-    ``supersedes``: the section whose statements of the same pairs these re-read on more lags (``"f12b"``).
-    ``texts``: each arm's :func:`_words`."""
+    ``supersedes``: the section whose statements of the same pairs these re-read on more lags (``"f12b"``), and
+    ``older`` its readings (each arm's :func:`up_to` its ladder): where the older section read its difference of
+    drops at the same lag, the new one supersedes it too (one difference, one statement). ``texts``: each arm's
+    :func:`_words`."""
     out = {}
     top = int(table["lag"].max())
     lags = sorted(int(d) for d in table["lag"].unique() if d > 0)
@@ -192,10 +202,13 @@ def _comparisons(table: pd.DataFrame, readings: dict, texts: dict[str, str], not
             both = [d for d in lags if (arm, d) in clip.index and (against, d) in clip.index]  # lags both were run at
             id = f"{section}.{PAIR_IDS[(arm, against)]}"
             at = deciding_lag(mine, theirs, both) if mine is not None and theirs is not None and both else None
-            secondary = drops_statement(table, arm, against, at, f"{id}.drops", note) if at is not None else None
-            older = (f"{supersedes}.{PAIR_IDS[(arm, against)]}",) if supersedes else ()
+            old = f"{supersedes}.{PAIR_IDS[(arm, against)]}"
+            same = older is not None and at == _older_at(older, arm, against, both)  # the older read it there too
+            secondary = (drops_statement(table, arm, against, at, f"{id}.drops", note, (f"{old}.drops",) * same)
+                         if at is not None else None)  # fmt: skip
+            older_ids = (old,) if supersedes else ()
             verdict = lag.boundary_verdict(rule, mine, theirs, top, id=id, provisional=note, secondary=secondary,
-                                           supersedes=older)  # fmt: skip
+                                           supersedes=older_ids)  # fmt: skip
             out[name].append({
                 "arm": NAMES[arm], "against": NAMES[against], "short": SHORT_ALL[arm],
                 "short_against": SHORT_ALL[against], "largest": texts[arm],

@@ -75,7 +75,9 @@ def context(table: pd.DataFrame, cold: float, note: str = "") -> dict:
     texts = {a: confirm._words(r) for a, r in readings.items()}
     isolate = confirm._comparisons(low, low_readings, low_texts, note, (("isolate", ISOLATE, PAIRS),),
                                    section="f12c")["isolate"]  # fmt: skip
-    reread = confirm._comparisons(table, readings, texts, note, confirm.GROUPS, section="f12c", supersedes="f12b")
+    older = {a: confirm.up_to(r, lag.LADDER[-1]) for a, r in readings.items()}  # as 12b read them
+    reread = confirm._comparisons(table, readings, texts, note, confirm.GROUPS, section="f12c", supersedes="f12b",
+                                  older=older)  # fmt: skip
     shown = [v for a, r in readings.items() for key in ("tolerates", "learning") for d, v in r[key].items()
              if (a == ISOLATED or d == TOP) and hasattr(v, "number")]  # fmt: skip
     pairs = reread["corrections"] + reread["gspo_vs_grpo"]

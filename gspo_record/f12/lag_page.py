@@ -121,6 +121,41 @@ def largest_lags(ctx: dict) -> dict[str, int | None]:
     return {a["key"]: a["lag"] for a in ctx["f12b"]["largest"]} | {a["key"]: a["lag"] for a in ctx["f12c"]["largest"]}
 
 
+def edges(book, lags: dict[str, int | None]) -> dict[str, list]:
+    """Per arm of ``lags`` (:func:`largest_lags`), the tolerance statements its largest tolerated lag rests on: the
+    one at that lag and the one at the next rung (the one that ended the run), 12c's where both sections read a lag.
+    A printed boundary is as fragile as these are."""
+    out = {}
+    for arm, largest in lags.items():
+        rungs: dict[int, object] = {}
+        for section in ("f12b", "f12c"):  # 12c last: its reading of a rung both ran wins
+            prefix = f"{section}.tolerates.{arm}."
+            rungs |= {int(i[len(prefix) :]): s for i, s in book.statements.items() if i.startswith(prefix)}
+        above = sorted(lag for lag in rungs if largest is not None and lag > largest)
+        out[arm] = [rungs[lag] for lag in ([largest] if largest in rungs else []) + above[:1]]
+    return out
+
+
+def fragile_lags(found: dict[str, list], lags: dict[str, int | None]) -> str:
+    """One sentence naming the arms whose largest tolerated lag rests on a fragile tolerance statement
+    (:func:`edges`), grouped by what moves them ("Each of these lags is fragile: reading the training-reward AUC moves
+    GRPO (behaviour π_old)'s 32 and …"); empty when none does."""
+    from gspo_record.prose import fragile_brief
+
+    moved: dict[str, list[str]] = {}
+    for arm, statements in found.items():
+        if why := fragile_brief(statements):
+            reason = why.removeprefix("fragile: ").removesuffix(" changes it")
+            moved.setdefault(reason, []).append(f"{SHORT_ALL[arm]}'s {lags[arm]}")
+    if not moved:
+        return ""
+    every = sum(map(len, moved.values())) == len(found)
+    lead = "Each of these lags is fragile" if every else "Some of these lags are fragile"
+    said = "; ".join(f"{reason} moves {', '.join(arms[:-1])}{' and ' if len(arms) > 1 else ''}{arms[-1]}"
+                     for reason, arms in moved.items())  # fmt: skip
+    return f" {lead}: {said}."
+
+
 def _ready(ctx: dict) -> bool:
     """Whether both fresh-seed sections (12b, 12c) have 2 seeds in: the written prose reads their statements."""
     return ctx["f12b"]["seeds"] >= 2 and ctx["f12c"]["seeds"] >= 2
@@ -138,7 +173,8 @@ def prose(ctx: dict) -> dict[str, str]:
     pairs = f12c["corrections"] + f12c["gspo_vs_grpo"] + f12c["isolate"]
     pairs += ctx["f12b"]["gspo_vs_grpo"]  # 12b's lag-16 difference, which 12c's lag-32 reading does not supersede
     context = {"lags": lags, "at": {c["verdict"].id: c["at"] for c in pairs}, "margin": f12["margin"],
-               "seeds": f12c["seeds"], "top": f12c["top"]}  # fmt: skip
+               "seeds": f12c["seeds"], "top": f12c["top"],
+               "fragile_lags": fragile_lags(edges(ctx["book"], lags), lags)}  # fmt: skip
     return {m: render("f12/prose.md", m, ctx["book"], **context) for m in ("number", "verdict", "story")}
 
 
@@ -154,6 +190,7 @@ def glance_row(ctx: dict, _row) -> dict:
                     "pending", f"regime: {f12['regime'].label}; ladder: {f12['ladder'].label}", f12["regime"],
                     f12["ladder"])  # fmt: skip
     pairs = ctx["f12c"]["corrections"] + ctx["f12c"]["gspo_vs_grpo"] + ctx["f12c"]["isolate"]
-    written = ctx["f12_prose"]
+    written, book = ctx["f12_prose"], ctx["book"]
+    edge = [s for found in edges(book, largest_lags(ctx)).values() for s in found]  # the lags its number prints
     return _row("12", "Stale rollouts (beyond)", "—", written["number"], written["verdict"],
-                *(ctx["book"].summary(c["verdict"].id) for c in pairs))  # fmt: skip
+                *(book.summary(c["verdict"].id) for c in pairs), *edge)  # fmt: skip

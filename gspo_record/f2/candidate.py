@@ -14,7 +14,6 @@ import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.stats import paired_diff, rate_table, seed_interval
-from gspo_record.book import diff_statement
 from gspo_record.f2.collapse import collapsed
 from gspo_record.fmt import diff_cell
 from gspo_record.joint import Joint, combination
@@ -136,13 +135,6 @@ def section() -> tuple[dict, dict]:
         "gspo": f"{k['gspo']}/{n['gspo']}",
         "final": diff_cell(_paired(table, "eval_final")),
         "late": diff_cell(_paired(table, "late_acc")),
-        "late_statement": diff_statement(
-            _paired(table, "late_acc"),
-            "f2d.capped_late",
-            "under a grad-norm cap of 1, does GSPO end above GRPO?",
-            {"above": "GSPO ended higher", "below": "GSPO ended lower", "none": "no difference shown"},
-            declared=False,  # the spec declared its collapse rule, not this comparison
-        ),
         "reward_first": _reward(auc_first, reward_auc_verdict(auc_first, "f2e.reward_auc.first")),
         "reward": _reward(auc, reward_auc_verdict(auc, "f2e.reward_auc")),
         "confirm_progress": progress(fresh_spec),

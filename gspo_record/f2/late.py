@@ -113,10 +113,12 @@ def context() -> dict:
             if r["arm"].startswith("grpo_dual_clip")
         ],
         # GSPO − GRPO under a cap of 1 in the collapsing regime (M = 16, lr 5e-5), per model: the statements the
-        # story and the recipe read beside the candidate regime's (f2d.capped_late)
+        # story and the recipe read beside the candidate regime's (f2r.late.candidate)
         "capped": {
             r["model"]: r["verdict"]
             for r in late
             if r["model"] in MODELS.values() and (r["arm"], r["other"]) == ("gspo clip 1", "grpo clip 1")
         },
+        # the same comparison in the candidate regime (M = 8, lr 1e-4), the one the story and the recipe read there
+        "candidate": next(r["verdict"] for r in late if r["verdict"].id == "f2r.late.candidate"),
     }

@@ -25,8 +25,9 @@ from gspo_record.tables import F2, declared, progress, spec, with_base, with_end
 __all__ = ["SEARCH", "SEARCH_SPECS", "MAP_SPECS", "search_hit", "section", "map_section", "stability_table"]
 
 SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_noclip", "f2_search_add")
-#: the stability map: finding 2's confirmed regime, the searches and the clipped candidate on fresh seeds
-MAP_SPECS = (F2["moe"], *SEARCH_SPECS, F2["candidate"])
+#: the stability map: every GRPO and GSPO run finding 2 made: its confirmed regime and that regime's ten-seed
+#: extension, the searches, the clipped candidate and the candidate's reward confirmation (fresh seeds 20-24)
+MAP_SPECS = (F2["moe"], "f2t_collapse_ten", *SEARCH_SPECS, F2["candidate"], "f2c_reward_confirm")
 #: the coordinates of a searched regime (finding 2c), from a spec's grid or its base
 SEARCH_REGIME = ("grad_clip", "checkpoint", "lr", "minibatches", "length")
 #: the target setting (issue 9): grad-norm clip 1.0 and at most this many minibatches per rollout batch
@@ -168,26 +169,38 @@ def _at(w: pd.DataFrame, found: str, missing: str) -> str:
     return f"{found}: {_points(w)}." if len(w) else f"{missing}."
 
 
-def stability_table() -> pd.DataFrame:
-    """Notebook 04's stability map: per (grad clip, lr, M, objective) of every moe-sort L = 12 run of finding 2
-    (the re-measured confirmation cells and the search cells): runs, collapsed (each spec's declared flag: endpoint
-    v2 for the re-measured cells, the first measurement's for the searches), late held-out accuracy (the mean of
-    the evaluations at rollouts >= 40 of 80; 64 prompts for the search cells, 256 for the others), and whether
-    the point holds search seeds only."""
+def _map_specs() -> tuple[str, ...]:
+    """:data:`MAP_SPECS` with F2 read at call time (the comparison swaps it)."""
+    return (F2["moe"], *MAP_SPECS[1:-2], F2["candidate"], MAP_SPECS[-1])
+
+
+def _map_runs(endpoints: bool = False) -> pd.DataFrame:
+    """Every moe-sort L = 12 run (no Routing Replay) of :func:`_map_specs`, one row per run, with ``clip`` (the cap's
+    label) and ``collapsed`` (each spec's declared flag); with ``endpoints``, endpoint v2's columns too."""
     parts = []
-    for name in (F2["moe"], *SEARCH_SPECS, F2["candidate"]):
+    for name in _map_specs():
         s = spec(name)
-        t = with_base(s, declared(s, "all"), SEARCH_REGIME)
-        if "late_acc" not in t:
+        t = declared(s, "all")
+        if t.empty:
+            continue
+        t = with_base(s, t, SEARCH_REGIME)
+        if endpoints and "late_acc" not in t:
             t = with_endpoints(s, t)
         parts.append(t.assign(spec=name))
     t = pd.concat(parts, ignore_index=True)
     t = t[(t.checkpoint == "moe-sort") & (t.length == 12)]
     if "routing_replay" in t:
         t = t[~t["routing_replay"].fillna(False).astype(bool)]
-    t = t.assign(
-        clip=t["grad_clip"].map(clip_label), collapsed=t["collapsed"].astype(bool), search=t["seed_set"] == "search"
-    )
+    return t.assign(clip=t["grad_clip"].map(clip_label), collapsed=t["collapsed"].astype(bool))
+
+
+def stability_table() -> pd.DataFrame:
+    """Notebook 04's stability map: per (grad clip, lr, M, objective) of every moe-sort L = 12 run of finding 2
+    (:data:`MAP_SPECS`): runs, collapsed (each spec's declared flag: endpoint v2 for the re-measured cells, the
+    first measurement's for the searches), late held-out accuracy (the mean of the evaluations at rollouts >= 40 of
+    80; 64 prompts for the search cells, 256 for the others), and whether the point holds search seeds only."""
+    t = _map_runs(endpoints=True)
+    t = t.assign(search=t["seed_set"] == "search")
     keys = ["clip", "lr", "minibatches", "objective"]
     return (
         t.groupby(keys)
@@ -202,18 +215,9 @@ def stability_table() -> pd.DataFrame:
 
 
 def map_section() -> tuple[dict, dict]:
-    """Every moe-sort L = 12 cell of finding 2's specs (confirmation and search seeds), as a stability map."""
-    parts = []
-    for spec_name in (F2["moe"], *SEARCH_SPECS, F2["candidate"]):  # F2 read at call time (the comparison swaps it)
-        s = spec(spec_name)
-        t = declared(s, "all")
-        if not t.empty:
-            parts.append(with_base(s, t, SEARCH_REGIME))
-    t = pd.concat(parts, ignore_index=True)
-    t = t[(t.checkpoint == "moe-sort") & (t.length == 12)]
-    if "routing_replay" in t:
-        t = t[~t["routing_replay"].fillna(False).astype(bool)]
-    t = t.assign(clip=t["grad_clip"].map(clip_label), collapsed=t["collapsed"].astype(bool))
+    """Every moe-sort L = 12 run of finding 2 (:data:`MAP_SPECS`: confirmation, extension and search seeds), as a
+    stability map."""
+    t = _map_runs()
     data = t.groupby(["clip", "lr", "minibatches", "objective"])["collapsed"].agg(k="sum", n="count").reset_index()
     summary = []
     for cap, d in data.groupby("clip", sort=False):  # cap names where each verdict was read (reread.WHERE)

@@ -8,10 +8,10 @@ verdict string that did not read the data.
 
 Rule ``f3.factor`` (:func:`factor_verdict`), per one-factor variant of the ``sweep`` preset against ``BASE``: at each
 learning rate, the variant's 95 % bootstrap interval over seeds lies above the base's (*higher*), below it (*lower*),
-or the two overlap; the variant *raises it* when it is higher at ≥ 1 learning rate and lower at none, *lowers it* in
-the mirror case, is *mixed* when both occur, and *no separated effect* when neither does. Set after the results (post
-hoc), replacing a ±10 % band on ratios of means that called a factor separated at two learning rates "no consistent
-effect".
+or the two overlap; the variant *raises* it ("higher where separated, lower nowhere") when it is higher at ≥ 1
+learning rate and lower at none, *lowers* it in the mirror case, is *mixed* when both occur, and *no separated
+effect* when neither does. Set after the results (post hoc), replacing a ±10 % band on ratios of means that called a
+factor separated at two learning rates "no consistent effect".
 """
 
 from __future__ import annotations
@@ -63,7 +63,12 @@ FACTOR = register(
     Rule(
         "f3.factor",
         "3",
-        {"raises": "raises it", "lowers": "lowers it", "mixed": "mixed", "none": "no separated effect"},
+        {
+            "raises": "higher where separated, lower nowhere",
+            "lowers": "lower where separated, higher nowhere",
+            "mixed": "mixed",
+            "none": "no separated effect",
+        },
         {"LEVEL": 0.95},
         declared="gspo_record/f3/volatility.py, after the results (post hoc)",
         marker="def separation(variant: pd.Series, base: pd.Series)",
