@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from gspo_record.f10.branch import ARMS, POINTS, TIGHTER
 from gspo_record.fmt import num
-from gspo_record.prediction import Prediction, brief, cell, parts, result_of
+from gspo_record.prediction import Prediction, parts, result_of
 
 __all__ = ["PREDICTIONS"]
 
@@ -72,11 +72,11 @@ def _partly_reversed(ctx: dict) -> tuple[str, str]:
 
 
 def _trunks_stay(ctx: dict) -> tuple[str, str]:
-    """The trunks' own after − pre (the section's descriptive cell) lies below 0."""
-    text = ctx["f10"]["revert"]["trunk_change"]
-    _, _, hi = cell(text)
-    return result_of(int(hi < 0), 1), f"trunks' after − pre {brief(text)}; {ctx['f10']['revert']['trunk_collapsed']} " \
-                                      "collapsed at rollout 120"  # fmt: skip
+    """The trunks' own after − pre (the section's interval, not its printed cell) lies below 0."""
+    revert = ctx["f10"]["revert"]
+    number = revert["trunk_interval"]
+    return result_of(int(number.hi < 0), 1), f"trunks' after − pre {number.brief}; {revert['trunk_collapsed']} " \
+                                             "collapsed at rollout 120"  # fmt: skip
 
 
 def _gspo_lifts_more(ctx: dict) -> tuple[str, str]:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from gspo_lab.experiments.endpoint_range import DIFFERENCE
 from gspo_lab.experiments.spec import cell_key, cells
-from gspo_lab.experiments.stats import declared_t_interval, paired_diff
+from gspo_lab.experiments.stats import declared_t_interval, paired_diff, seed_interval
 from gspo_lab.experiments.store import load_result, result_path, results_dir, stored_files
 from gspo_lab.experiments.summary import endpoint_v2
 from gspo_record.f10.ten import reread_flips
@@ -189,10 +189,17 @@ def section() -> dict:
         "rows": rows,
         "verdicts": verdicts,
         "trunk_change": diff_cell((trunk["late_acc"] - trunk["pre_acc"]).dropna(), DIFFERENCE),
+        # the same number as an interval, for the prediction that reads it (not the printed cell read back)
+        "trunk_interval": _interval((trunk["late_acc"] - trunk["pre_acc"]).dropna()),
         "trunk_collapsed": _count(m, "TRUNK", "10f text, trunks collapsed at rollout 120"),
         "points": ", ".join(f"seed {s}: {b}" for s, b in zip(points["seed"], points["branch_at"], strict=True)) or "—",
         "reproduced": reproduced(),
     }
+
+
+def _interval(diff: pd.Series) -> Interval | None:
+    """The trunks' after − pre as the page's interval on the difference range (what ``diff_cell`` prints)."""
+    return Interval.of(diff, lambda x: seed_interval(x, DIFFERENCE), bounds=DIFFERENCE) if len(diff) >= 2 else None
 
 
 def _count(m: pd.DataFrame, arm: str, where: str) -> str:
