@@ -156,16 +156,16 @@ def test_the_branch_predictions_read_each_arm_and_point():
     assert protect(shrinking)[0] == "borne out" and protect(growing)[0] == "partly"
 
 
-def _reversal(cap10: tuple, gspo: tuple, trunk: str) -> dict:
+def _reversal(cap10: tuple, gspo: tuple, trunk: Interval) -> dict:
     book = {f"f10z.reversible.{a}": _s(o, SimpleNamespace(parts=(("lift", lift), ("gap to before", _iv(0.05, 0.3)))))
             for a, (o, lift) in (("CAP10", cap10), ("GSPO", gspo))}  # fmt: skip
-    return {"book": _book(book), "f10": {"revert": {"trunk_change": trunk, "trunk_collapsed": "4/5"}}}
+    return {"book": _book(book), "f10": {"revert": {"trunk_interval": trunk, "trunk_collapsed": "4/5"}}}
 
 
 def test_reversal_after_the_onset_reads_both_arms_the_trunks_and_the_lifts():
-    ctx = _reversal(("partly", _iv(0.01, 0.2)), ("partly", _iv(0.1, 0.4)), "-0.2 [-0.3, -0.1] (n = 5; 5/5 < 0)")
+    ctx = _reversal(("partly", _iv(0.01, 0.2)), ("partly", _iv(0.1, 0.4)), _iv(-0.3, -0.1))
     assert [f(ctx)[0] for f in (C._partly_reversed, C._trunks_stay, C._gspo_lifts_more)] == ["borne out"] * 3
-    ctx = _reversal(("partly", _iv(0.1, 0.4)), ("none", _iv(-0.06, 0.04)), "0.01 [-0.1, 0.12] (n = 5; 3/5 > 0)")
+    ctx = _reversal(("partly", _iv(0.1, 0.4)), ("none", _iv(-0.06, 0.04)), _iv(-0.1, 0.12))
     got = [f(ctx)[0] for f in (C._partly_reversed, C._trunks_stay, C._gspo_lifts_more)]
     assert got == ["partly", "not borne out", "not borne out"]
     assert "lift shown above 0 for CAP10" in C._gspo_lifts_more(ctx)[1]
