@@ -86,12 +86,14 @@ def weight_profile(weights: Tensor, adv: Tensor, mask: Tensor) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("advantage")
 
 
-def param_gradient(model, objective: str, rollout, rows: Tensor, old_logp: Tensor, adv: Tensor, **eps) -> Tensor:
-    """Flattened ∇_θ loss (P,) of ``objective`` on rows ``rows`` of a rollout (old_logp/adv: for all rows)."""
+def param_gradient(model, objective, rollout, rows: Tensor, old_logp: Tensor, adv: Tensor, **eps) -> Tensor:
+    """Flattened ∇_θ loss (P,) of ``objective`` (a registry name, or any callable with the objectives' signature,
+    e.g. a :class:`gspo_lab.design.Design`) on rows ``rows`` of a rollout (old_logp/adv: for all rows)."""
     model.zero_grad(set_to_none=True)
     logp, _ = rollout_logprobs(model, rollout, rows)
     mask = rollout.response_mask.index_select(0, rows)
-    loss, _ = get_objective(objective)(logp, old_logp.index_select(0, rows), adv.index_select(0, rows), mask, **eps)
+    fn = get_objective(objective) if isinstance(objective, str) else objective
+    loss, _ = fn(logp, old_logp.index_select(0, rows), adv.index_select(0, rows), mask, **eps)
     loss.backward()
     return torch.cat([p.grad.flatten() if p.grad is not None else torch.zeros(p.numel()) for p in model.parameters()])
 
@@ -103,7 +105,9 @@ def gradient_variance(
 
     Minibatches are drawn from the training batch; each draw uses the same rows for every objective and every k.
     Per (objective, k): relative variance E‖g − ḡ‖² / ‖ḡ‖² and the mean ‖g‖. Leaves the model at θ_K.
+    ``objectives``: registry names, or {label: callable} (e.g. design points, :mod:`gspo_lab.design`).
     """
+    named = list(objectives.items()) if isinstance(objectives, dict) else [(n, n) for n in objectives]
     probe, model = trace.train, trace.model
     g = torch.Generator().manual_seed(seed)
     B = probe.mask.shape[0]
@@ -112,9 +116,9 @@ def gradient_variance(
     try:
         for k in ks:
             model.load_state_dict(trace.states[k])
-            for name in objectives:
+            for name, fn in named:
                 grads = torch.stack(
-                    [param_gradient(model, name, probe.rollout, r, probe.logp[0], probe.adv, **eps) for r in picks]
+                    [param_gradient(model, fn, probe.rollout, r, probe.logp[0], probe.adv, **eps) for r in picks]
                 )
                 mean = grads.mean(0)
                 spread = (grads - mean).pow(2).sum(-1).mean()

@@ -163,7 +163,9 @@ print("GSPO / GRPO clipped tokens per seed:", ", ".join(f"{r:.0f}×" for r in st
 # mean. So a "clip fraction" means different things: for GRPO and GMPO the tokens whose gradient is zeroed; for CISPO
 # the tokens whose weight hit the cap (they still push, at weight ε_max — TRL logs only those with Â > 0); for SAPO
 # and VESPO nothing is ever clipped — the kit reports their clip fractions as 0 and their mean weight
-# (`weight/token_mean`) instead. The plain call is the sliders' twin.
+# (`weight/token_mean`) instead. The plain call is the sliders' twin. Notebook 06 (`06_successors`) puts the same
+# objectives on one model's real rollouts, as points of one design space (how token ratios are combined × what
+# bounds them) that its sliders move through.
 
 # %%
 from gspo_lab.gradients import trust_region_weights

@@ -115,6 +115,7 @@ PANELS = {
     "03_clipping": ("clip-gspo", "clip-grpo", "trust"),
     "04_collapse": ("live", "arm"),
     "05_precision": ("precision", "lag"),
+    "06_successors": ("design",),
 }
 """The widget panels (``gspo-<panel>-…`` classes of gspo_lab.widgets) each notebook displays."""
 
@@ -490,10 +491,26 @@ def panel_inputs(page, panel: str) -> tuple:
         return int(slider_readout(page, "gspo-ratio-length")), int(slider_readout(page, "gspo-ratio-k"))
     if panel == "lag":  # a SelectionSlider over the stored lags: its readout is the lag's label
         return (int(slider_readout(page, "gspo-lag-lag")),)
+    if panel == "design":  # three SelectionSliders (labels), the aggregation menu, the dual-clip toggle
+        sliders = tuple(slider_readout(page, f"gspo-design-{c}") for c in ("combine", "bound", "param"))
+        aggregation = page.locator(".gspo-design-aggregation select").input_value()
+        return (*sliders, aggregation, page.locator(".gspo-design-floor input[type=checkbox]").is_checked())
     if panel == "trust":  # GRPO ε, CISPO ε_max (FloatSliders on a 0.05 / 0.5 grid), SAPO τ (log slider)
         eps, eps_max = (round(float(slider_readout(page, f"gspo-trust-{c}")), 2) for c in ("eps", "eps-max"))
         return eps, eps_max, log_slider_value(page, "gspo-trust-tau")
     return log_slider_value(page, f"gspo-{panel}-eps-low"), log_slider_value(page, f"gspo-{panel}-eps-high")
+
+
+def drag(page, css_class: str, fraction: float) -> None:
+    """Move a slider with the mouse: press its handle, drag it to ``fraction`` of the track's width, release (the
+    slider scrolled into view first: the mouse reaches only what the viewport shows)."""
+    handle(page, css_class).scroll_into_view_if_needed()
+    knob = handle(page, css_class).bounding_box()
+    track = page.locator(f".{css_class} .noUi-base").bounding_box()
+    page.mouse.move(knob["x"] + knob["width"] / 2, knob["y"] + knob["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(track["x"] + fraction * track["width"], knob["y"] + knob["height"] / 2, steps=8)
+    page.mouse.up()
 
 
 def press(page, css_class: str, key: str, times: int) -> None:
@@ -524,6 +541,17 @@ def wait_readout(page, panel: str, expected: str, log_baseline: int, timeout_s: 
     page.wait_for_function("() => /\\| Idle\\b/.test(document.querySelector('#jp-main-statusbar').innerText)")
     assert readout_text(page, panel) == expected, f"readout of {panel} changed after the kernel went idle"
     assert log_entries(page) == log_baseline, f"Log Console after the move:\n{log_console_text(page)}"
+
+
+def settle(page, panel: str, before: str) -> None:
+    """Wait until the panel's readout left ``before`` and the kernel is idle: a callback that sets other controls
+    (notebook 06's bound resets its parameter) has then set them all, since the readout is set last."""
+    page.wait_for_function(
+        "([sel, text]) => document.querySelector(sel)?.textContent !== text",
+        arg=[f".gspo-{panel}-readout .widget-html-content", before],
+        timeout=READOUT_S * 1000,
+    )
+    page.wait_for_function("() => /\\| Idle\\b/.test(document.querySelector('#jp-main-statusbar').innerText)")
 
 
 def plot_sources(page, panel: str) -> list[str]:
@@ -627,10 +655,33 @@ class Twins:
             for name in ("GRPO", "GSPO")
         }
 
+    def design(self):
+        """Notebook 06's batch: the trace and its gradient-variance settings, from its parameters cell."""
+        if "design" not in self.cache:
+            from gspo_lab.analysis import offpolicy_trace
+            from gspo_lab.config import TrainConfig
+            from gspo_lab.widgets import design_batch
+
+            p = notebook_parameters("06_successors")
+            cfg = TrainConfig(
+                checkpoint=p["checkpoint"],
+                length=p["length"],
+                prompts_per_rollout=p["prompts"],
+                group_size=p["group_size"],
+                objective=p["update_objective"],
+                lr=p["lr"],
+                seed=p["seed"],
+            )
+            trace = offpolicy_trace(cfg, p["updates"])
+            self.cache["design"] = design_batch(trace, draws=p["draws"], minibatch=p["minibatch"], seed=p["seed"])
+        return self.cache["design"]
+
     def readout(self, panel: str, inputs: tuple) -> str:
-        from gspo_lab.widgets import clip_view, precision_view, ratio_view, trust_region_view
+        from gspo_lab.widgets import clip_view, design_view, precision_view, ratio_view, trust_region_view
         from gspo_record.f12.widget import lag_view
 
+        if panel == "design":
+            return design_view(self.design(), *inputs)[1]
         if panel == "trust":
             return trust_region_view(*inputs)[1]
         if panel == "precision":
@@ -741,6 +792,8 @@ MOVES = [
     Move("05_precision", "lag", "lag", "ArrowLeft", 2),  # lag 16 -> 4 rollout batches
     Move("03_clipping", "trust", "tau", "ArrowRight", 2),  # SAPO τ 10^0 -> 10^0.1
     Move("03_clipping", "trust", "eps-max", "ArrowLeft", 6),  # CISPO ε_max 5.0 -> 2.0
+    Move("06_successors", "design", "param", "ArrowRight", 1),  # GSPO's ε 3e-4/4e-4 -> 2e-3/2.5e-3
+    Move("06_successors", "design", "bound", "ArrowRight", 1),  # clip -> clip first (its parameter opens at 0.4/0.4)
 ]
 
 
@@ -752,12 +805,14 @@ def test_keyboard_slider_move_redraws_the_plain_function_twin(pages, twins, move
         assert before_text == twins.readout(move.panel, before_inputs), "the readout before the move is not the twin's"
         logs = log_entries(page)
         press(page, f"gspo-{move.panel}-{move.control}", move.key, move.presses)
+        if move.panel == "design":  # a move of the bound resets the parameter slider: read the controls once set
+            settle(page, move.panel, before_text)
         inputs = panel_inputs(page, move.panel)
         assert inputs != before_inputs, f"{move}: the slider did not move ({inputs})"
         wait_readout(page, move.panel, twins.readout(move.panel, inputs), logs)
 
 
-@pytest.mark.parametrize("panel", ["ratio", "clip-gspo", "clip-grpo", "precision", "trust", "lag"])
+@pytest.mark.parametrize("panel", ["ratio", "clip-gspo", "clip-grpo", "precision", "trust", "lag", "design"])
 def test_panel_plot_is_an_image_that_a_slider_move_redraws(pages, panel):
     move = next(m for m in MOVES if m.panel == panel)
     page = pages(move.notebook)
@@ -842,6 +897,28 @@ def test_fault_in_a_slider_callback_makes_the_slider_check_fail(pages, lab, twin
             press(page, f"gspo-{panel}-{control}", "ArrowRight", 1)  # back: the callback redraws what it showed
     assert panel_inputs(page, panel) == inputs
     wait_readout(page, panel, text, log_entries(page))
+
+
+def test_06_dragging_the_combination_redraws_the_plain_function_twin(pages, twins):
+    """Issue 49: a mouse drag of the combination slider (the SelectionSlider a reader drags) redraws the panel, and
+    its readout equals the twin's at the values the controls then show; a preset from the menu sets every control."""
+    page = pages("06_successors")
+    panel = "design"
+    with screenshot_on_failure(page, "06-design-drag"):
+        page.locator(".gspo-design-preset select").select_option("GRPO")
+        wait_readout(page, panel, twins.readout(panel, ("token", "clip", "0.2/0.27", "seq_mean_token_mean", False)),
+                     log_entries(page))  # fmt: skip
+        before, logs, plot = panel_inputs(page, panel), log_entries(page), plot_sources(page, panel)
+        drag(page, "gspo-design-combine", 0.7)  # token -> geometric (4 stops: 0, 1/3, 2/3, 1)
+        page.wait_for_function(
+            "([sel, old]) => document.querySelector(sel)?.textContent.trim() !== old",
+            arg=[".gspo-design-combine .widget-readout", before[0]],
+            timeout=READOUT_S * 1000,
+        )
+        inputs = panel_inputs(page, panel)
+        assert inputs[0] == "geometric" and inputs[1:] == before[1:], inputs
+        wait_readout(page, panel, twins.readout(panel, inputs), logs)
+        assert plot_sources(page, panel) != plot, "the plot did not change"
 
 
 def test_04_arm_selector_redraws_the_plain_function_twin(pages, twins):

@@ -294,6 +294,52 @@ def nb05_gspo_clips_stale_tokens(patched: bool) -> bool:
     return stale["gspo/behaviour"][key] - sync["gspo/behaviour"][key] >= 0.2
 
 
+def _design_readouts() -> dict:
+    """Notebook 06's readouts (gspo_lab.design.readout) on the trace's training batch after its 3 updates."""
+    from gspo_lab.design import PRESETS, readout
+
+    p = _trace().train
+    return {n: readout(PRESETS[n].design, p.logp[3], p.logp[0], p.adv, p.mask) for n in ("GRPO", "CISPO (TRL)", "SAPO")}
+
+
+def nb06_soft_bounds_keep_out_of_band(patched: bool) -> bool:
+    r = _design_readouts()
+    return min(r["CISPO (TRL)"]["kept"], r["SAPO"]["kept"]) >= 0.9
+
+
+def nb06_grpo_drops_out_of_band(patched: bool) -> bool:
+    return _design_readouts()["GRPO"]["kept"] <= 0.4
+
+
+def nb06_presets_equal_library(patched: bool) -> bool:
+    from gspo_lab.design import preset_gap
+
+    p = _trace().train
+    return max(preset_gap(p.logp[3], p.logp[0], p.adv, p.mask).values()) <= 1e-9
+
+
+def nb06_soft_bounds_collapse_under_cap(patched: bool) -> bool:
+    from gspo_lab.experiments.store import cached
+    from gspo_record.f11.dies import collapsed_share, death_table
+
+    with cached():
+        return collapsed_share(death_table(), "(b)", ("cispo", "sapo")) >= 0.8
+
+
+def term_that_masks_soft_bounds(original):
+    """A cap and a gate that zero the tokens outside the ε band, as MiniMax-M1's mask does (what they never do)."""
+
+    def term(d, log_r, adv, logp, mask):
+        return original(replace(d, bound="mask") if d.bound in ("cap", "gate") else d, log_r, adv, logp, mask)
+
+    return term
+
+
+def clip_that_never_binds(log_r, adv, eps_low, eps_high, clip_c=None):
+    """The clipped surrogate without its clip: r Â, plain importance sampling."""
+    return log_r.exp() * adv
+
+
 def _lag_zero_rows(table, lag):
     """The mutant's reading: every lag's late means from the lag-0 runs (the lag ignored)."""
     return table[table["lag"] == 0]
@@ -595,6 +641,19 @@ MUTANTS: list[Mutant] = [
     Mutant("05:gspo_clips_stale_tokens", "f12 lag_readout: GSPO (behaviour) clipped tokens, largest lag − 0 ≥ 0.2",
            "gspo_record.f12.curves._at_lag", _same(_lag_zero_rows),
            "every lag read from the synchronous (lag-0) runs", nb05_gspo_clips_stale_tokens),
+    Mutant("06:soft_bounds_keep_out_of_band", "design.readout: CISPO (TRL), SAPO out-of-band tokens keeping a "
+           "gradient ≥ 0.9", "gspo_lab.design._term", term_that_masks_soft_bounds,
+           "a cap and a gate that zero out-of-band tokens (the mask in their place)",
+           nb06_soft_bounds_keep_out_of_band),
+    Mutant("06:grpo_drops_out_of_band", "design.readout: GRPO out-of-band tokens keeping a gradient ≤ 0.4",
+           "gspo_lab.design.clipped_surrogate", _same(clip_that_never_binds), "a clip that never binds (r Â)",
+           nb06_grpo_drops_out_of_band),
+    Mutant("06:presets_equal_library", "design.preset_gap: every preset's point = its library objective, ≤ 1e-9",
+           "gspo_lab.design.masked_mean", _same(masked_sum),
+           "the geometric combination summed (the product: Eq. 7 without 1/|y_i|)", nb06_presets_equal_library),
+    Mutant("06:soft_bounds_collapse_under_cap", "f11.dies.death_table: CISPO and SAPO collapsed share in regime (b) "
+           "≥ 0.8", "gspo_record.f11.dies.COLLAPSED", _same("frozen"),
+           "frozen runs counted as the collapsed ones", nb06_soft_bounds_collapse_under_cap),
     Mutant("identity: GSPO-token ≡ GSPO (value, ∇θ), sequence Â", "objectives gspo, gspo_token on a bigram policy",
            "gspo_lab.objectives.sequence.gspo_token_log_ratio", _same(gspo_token_log_ratio_no_sg_pi),
            "GSPO-token without sg[π_θ(y_{i,t})] (Eq. 14): no per-token gradient path", unit_gspo_token_equals_gspo),

@@ -24,6 +24,7 @@ NOTEBOOKS: dict[str, dict[str, dict]] = {
         "full": {"live_rollouts": 80},
     },
     "05_precision": {"smoke": {"prompts": 8, "checkpoints": ["moe-sort"]}, "full": {"prompts": 32}},
+    "06_successors": {"smoke": {"prompts": 8, "draws": 4, "minibatch": 16}, "full": {"prompts": 32, "draws": 16}},
 }
 
 
