@@ -1,11 +1,8 @@
 """The page: every finding's numbers and verdicts, rendered through the Markdown templates, its figures and their
-lock file; and the check that the committed page matches the stored results.
-
-The templates (``gspo_record/templates/``, Jinja2) hold the prose; they loop over rows and verdicts but never
-decide (``tests/test_findings.py`` rejects an ``if`` in them). Each figure's input data (a table) is hashed into
-``docs/findings.lock.json``; the check recomputes the tables and compares the hashes (pixels are not compared: fonts
-differ between machines), and compares the page's text exactly.
-"""
+lock file; and the check that the committed page matches the stored results. The templates (``templates/``, Jinja2)
+hold the prose; they loop but never decide (``tests/test_findings.py`` rejects an ``if``). Each figure's input table
+is hashed into ``docs/findings.lock.json``; the check recomputes the tables and compares the hashes (not pixels: fonts
+differ between machines) and the page's text exactly."""
 
 from __future__ import annotations
 
@@ -44,6 +41,7 @@ import gspo_record.f11.arms_page as f11_arms
 import gspo_record.f11.corrections as f11_corrections
 import gspo_record.f11.ladder_page as f11_ladder
 import gspo_record.f11.successors as f11_successors
+import gspo_record.f12.clip_lag as f12_clip_lag
 import gspo_record.f12.confirm as f12_confirm
 import gspo_record.f12.isolate as f12_isolate
 import gspo_record.f12.lag_page as f12_lag
@@ -124,6 +122,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f12": f12_lag.section,
     "f12b": f12_confirm.section,
     "f12c": f12_isolate.section,
+    "f12clip": f12_clip_lag.section,
     "specs": bookkeeping.section,
     "prov": bookkeeping.provenance_section,
 }

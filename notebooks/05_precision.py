@@ -191,6 +191,34 @@ lag_panel.widget
 # intervals; the seeds per lag are printed above Figure 5.
 
 # %% [markdown]
+# What clip fraction to expect at a staleness: each arm's clipped share against D with its interval over seeds, in
+# both units a trainer may log — tokens (verl's `pg_clipfrac`, TRL's for a per-token ratio) and responses (TRL's for a
+# per-sequence ratio, GSPO) — from each run's `clip_token_frac` and `clip_seq_frac` (the mean over its updates). The
+# recipe page draws the same chart beside the asynchronous trainers' staleness knobs. Always finding 12's fresh seeds
+# (the lag-32 rung where 12c ran it), whatever `lag_seeds` says.
+
+# %%
+from gspo_record.f12.clip_lag import at, clip_by_lag, plot_clip_by_lag
+
+clip_lag = clip_by_lag()
+display(plot_clip_by_lag(clip_lag))
+clip_top = int(clip_lag["lag"].max())
+for arm in ("gspo/behaviour", "grpo/behaviour"):
+    print(f"{arm}: " + "; ".join(f"{unit} {at(clip_lag, arm, 0, unit)['text']} at lag 0 → "
+                                 f"{at(clip_lag, arm, clip_top, unit)['text']} at lag {clip_top}"
+                                 for unit in ("tokens", "responses")))
+
+# %% [markdown]
+# *Figure 7.* Finding 12's stored runs (10 fresh seeds per point; `f12b_lag_confirm`, and `f12c_lag_isolate` for lag
+# 32): the clipped share of tokens (left) and of responses (right) against the lag D in rollout batches (each step of D
+# adds M = 8 optimizer steps of staleness), log scales, bars the 95 % interval over seeds; GRPO, GSPO and CISPO with
+# the sampler's log-probs as π_old, GRPO with a recomputed π_old and token TIS, GSPO with a recomputed π_old and TRL's
+# sequence mask. CISPO's "clip" is its cap binding on a token with Â > 0: that token keeps its gradient. What to see:
+# which lines climb with D and which stay at their lag-0 level (the sampler's log-probs against a recomputed π_old),
+# and how far apart the two panels put each arm: GSPO has one ratio per response, GRPO one per token (the numbers are
+# printed above; the claim below checks GSPO's rise in both units).
+
+# %% [markdown]
 # ## What to take away
 
 # %% jupyter={"source_hidden": true}
@@ -216,6 +244,10 @@ claims += [
           stale["grpo/behaviour"][spread] / sync["grpo/behaviour"][spread], ">=", 2.0),
     claim("gspo_clips_stale_tokens", f"GSPO, behaviour π_old: clipped tokens at lag {lags[-1]} − at lag 0",
           stale["gspo/behaviour"]["clip/token_frac:mean"] - sync["gspo/behaviour"]["clip/token_frac:mean"], ">=", 0.2),
+    claim("gspo_clip_rises_in_both_units", f"GSPO, behaviour π_old, tokens and responses: smallest gap between the "
+          f"intervals at lag {clip_top} and at lag 0 (lower end − upper end)",
+          min(at(clip_lag, "gspo/behaviour", clip_top, u)["lo"] - at(clip_lag, "gspo/behaviour", 0, u)["hi"]
+              for u in ("tokens", "responses")), ">=", 0.1),
 ]
 trl_band = corr[corr["band"].str.startswith("TRL")]
 touched = float(trl_band[["masked_frac", "truncated_frac"]].max().max())

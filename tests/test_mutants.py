@@ -294,6 +294,31 @@ def nb05_gspo_clips_stale_tokens(patched: bool) -> bool:
     return stale["gspo/behaviour"][key] - sync["gspo/behaviour"][key] >= 0.2
 
 
+def nb05_gspo_clip_rises_in_both_units(patched: bool) -> bool:
+    from gspo_lab.experiments.store import cached
+    from gspo_record.f12.clip_lag import at, clip_by_lag
+
+    with cached():
+        table = clip_by_lag()
+    top = int(table["lag"].max())
+    gaps = [at(table, "gspo/behaviour", top, u)["lo"] - at(table, "gspo/behaviour", 0, u)["hi"] for u in ("tokens",
+            "responses")]  # fmt: skip
+    return min(gaps) >= 0.1
+
+
+def runs_all_from_lag_zero(original):
+    """Finding 12's runs with every lag's rows replaced by the synchronous (lag-0) runs (the lag ignored)."""
+
+    def runs():
+        import pandas as pd
+
+        t = original()
+        zero = t[t["lag"] == 0]
+        return pd.concat([zero.assign(lag=d) for d in sorted(set(t["lag"]))], ignore_index=True)
+
+    return runs
+
+
 def _design_readouts() -> dict:
     """Notebook 06's readouts (gspo_lab.design.readout) on the trace's training batch after its 3 updates."""
     from gspo_lab.design import PRESETS, readout
@@ -641,6 +666,9 @@ MUTANTS: list[Mutant] = [
     Mutant("05:gspo_clips_stale_tokens", "f12 lag_readout: GSPO (behaviour) clipped tokens, largest lag − 0 ≥ 0.2",
            "gspo_record.f12.curves._at_lag", _same(_lag_zero_rows),
            "every lag read from the synchronous (lag-0) runs", nb05_gspo_clips_stale_tokens),
+    Mutant("05:gspo_clip_rises_in_both_units", "f12.clip_lag.clip_by_lag: GSPO's intervals at the top lag and at 0 "
+           "apart by ≥ 0.1, tokens and responses", "gspo_record.f12.clip_lag._runs", runs_all_from_lag_zero,
+           "every lag read from the synchronous (lag-0) runs", nb05_gspo_clip_rises_in_both_units),
     Mutant("06:soft_bounds_keep_out_of_band", "design.readout: CISPO (TRL), SAPO out-of-band tokens keeping a "
            "gradient ≥ 0.9", "gspo_lab.design._term", term_that_masks_soft_bounds,
            "a cap and a gate that zero out-of-band tokens (the mask in their place)",
