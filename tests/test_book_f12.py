@@ -198,7 +198,7 @@ def test_mutant_a_literal_number_in_the_story_template_fails_the_build(tmp_path,
 
 
 def test_notebook_takeaways_quote_the_books_own_words_and_never_a_superseded_statement():
-    """Notebooks 04 and 05 quote At a glance's written rows and finding 12's prose from docs/book.json, so their
+    """Notebooks 04-06 quote At a glance's written rows and finding 12's prose from docs/book.json, so their
     take-aways say what the book says (issue 48: 04's said "MoE, size; dense, mixed" where the story said "MoE,
     content; dense, size")."""
     from gspo_lab.paths import repo_root
@@ -213,6 +213,7 @@ def test_notebook_takeaways_quote_the_books_own_words_and_never_a_superseded_sta
     for name, quoted in (
         ("04_collapse", ("glance('2')", "glance('10')")),
         ("05_precision", ("glance('5')", "prose('f12', 'story')")),
+        ("06_successors", ("glance('11')", 'statement("f11f.mask")')),
     ):
         source = (repo_root() / "notebooks" / f"{name}.py").read_text()
         assert all(q in source for q in quoted), name
