@@ -143,6 +143,15 @@ class TrainConfig:
     by sampler_correction. 0 = the synchronous loop, bit for bit."""
     temperature: float = 1.0
     """Sampling temperature."""
+    top_k: int = 0
+    """The sampler keeps the k most likely tokens and renormalises (gspo_lab/rollout.py kept_tokens); 0 = off. The
+    sampler's log-probs are then the renormalised ones, as an inference engine returns them; evaluation is unchanged
+    (the whole distribution at the training temperature)."""
+    top_p: float = 1.0
+    """Nucleus sampling after top-k: the most likely tokens while the mass before each is < top_p; 1 = off."""
+    sampling_replay: bool = False
+    """Score every trainer forward (π_old's recompute and the updates') on the tokens the sampler kept at each step
+    ("sampling replay", the fix proposed for top-k / top-p's biased ratio); needs top_k or top_p on."""
     max_new_tokens: int = 0
     """Response budget; 0 = the task's target length + 4."""
     shuffle: bool = True
@@ -175,6 +184,12 @@ class TrainConfig:
                 f"minibatches={self.minibatches} must divide prompts_per_rollout * group_size = "
                 f"{self.prompts_per_rollout * self.group_size}"
             )
+        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 0:
+            raise ValueError(f"top_k must be an int >= 0 (0: off), got {self.top_k!r}")
+        if isinstance(self.top_p, bool) or not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be a number in (0, 1] (1: off), got {self.top_p!r}")
+        if self.sampling_replay and self.top_k == 0 and self.top_p == 1:
+            raise ValueError("sampling_replay=True needs top_k > 0 or top_p < 1 (a sampler that drops tokens)")
         if self.old_logp not in OLD_LOGP_SOURCES:
             raise ValueError(f"old_logp must be one of {OLD_LOGP_SOURCES}, got {self.old_logp!r}")
         if not self.old_forward and (self.old_logp == "recompute" or self.routing_replay or self.sampler_correction):

@@ -80,6 +80,7 @@ def response_logprobs(
     temperature: float = 1.0,
     with_entropy: bool = False,
     compiled: bool = False,
+    keep: Tensor | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """log π_τ(y_{i,t} | x_i, y_{i,<t}) for every response token, π_τ = softmax(logits / τ); one full forward pass.
 
@@ -91,6 +92,9 @@ def response_logprobs(
         with_entropy: also return the entropy of π_τ(· | x_i, y_{i,<t}) at each position.
         compiled: run the model's forward under ``torch.compile`` (:func:`_compiled_logits`; TrainConfig's
             ``compile_update``): the same policy up to float rounding (~1e-6 in the log-probs), not bit for bit.
+        keep: (B, T, V) bool, the tokens a top-k / top-p sampler kept at each step (``Rollout.sampler_keep``):
+            π_τ is then renormalised over them ("sampling replay", TrainConfig's ``sampling_replay``), so the trainer
+            scores the distribution the sampler drew from. None: the whole vocabulary.
 
     Returns:
         logp: (B, T) float32 (float64 for a float64 model); padding positions hold finite junk, mask them.
@@ -111,20 +115,31 @@ def response_logprobs(
     logits = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
     if temperature != 1.0:
         logits = logits / temperature  # the sampler's division, the same arithmetic (rollout.sample_responses)
+    if keep is not None:
+        if keep.shape != logits.shape:
+            raise ValueError(f"keep must have shape (B, T, V) = {tuple(logits.shape)}, got {tuple(keep.shape)}")
+        logits = logits.masked_fill(~keep, -torch.inf)
     logp_all = torch.log_softmax(logits, -1)
     logp = logp_all.gather(-1, response_ids.unsqueeze(-1)).squeeze(-1)
-    entropy = -(logp_all.exp() * logp_all).sum(-1) if with_entropy else None
+    entropy = None
+    if with_entropy:  # p log p is 0 at p = 0 (a token the sampler dropped), not 0 · −inf
+        plogp = logp_all.exp() * logp_all
+        entropy = -(plogp.nan_to_num(nan=0.0) if keep is not None else plogp).sum(-1)
     return logp, entropy
 
 
 def rollout_logprobs(
-    model: torch.nn.Module, rollout, rows: Tensor | None = None, *, with_entropy: bool = False, compiled: bool = False
-):
+    model: torch.nn.Module, rollout, rows: Tensor | None = None, *, with_entropy: bool = False, compiled: bool = False,
+    replay: bool = False,
+):  # fmt: skip
     """:func:`response_logprobs` of a :class:`~gspo_lab.rollout.Rollout`'s rows ``rows`` (default: all of them),
-    scored at the temperature the rollout was sampled at."""
+    scored at the temperature the rollout was sampled at; with ``replay``, on the tokens its sampler kept
+    (``sampler_keep``; a rollout sampled without top-k / top-p has none, and is scored on the whole vocabulary)."""
     parts = (rollout.prompt_ids, rollout.prompt_mask, rollout.response_ids, rollout.response_mask)
+    keep = rollout.sampler_keep if replay else None
     if rows is not None:
         parts = tuple(x.index_select(0, rows) for x in parts)
+        keep = keep.index_select(0, rows) if keep is not None else None
     return response_logprobs(
-        model, *parts, temperature=rollout.temperature, with_entropy=with_entropy, compiled=compiled
+        model, *parts, temperature=rollout.temperature, with_entropy=with_entropy, compiled=compiled, keep=keep
     )

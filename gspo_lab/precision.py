@@ -44,21 +44,23 @@ class Mismatch:
     adv: torch.Tensor  # (B,) the batch's group advantages
 
 
-def sampler_mismatch(cfg: TrainConfig, precision: str = "bf16") -> Mismatch:
-    """Sample one rollout batch of ``cfg`` (its checkpoint, length, temperature, seed) with the sampler at
-    ``precision`` (a key of :data:`SAMPLERS`) and score its responses with the training engine."""
+def sampler_mismatch(cfg: TrainConfig, precision: str = "bf16", *, replay: bool = False) -> Mismatch:
+    """Sample one rollout batch of ``cfg`` (its checkpoint, length, temperature, top-k / top-p, seed) with the sampler
+    at ``precision`` (a key of :data:`SAMPLERS`) and score its responses with the training engine: over the whole
+    vocabulary, or with ``replay`` on the tokens the sampler kept (sampling replay; needs ``cfg.top_k`` or
+    ``cfg.top_p`` on). With top-k or top-p and no replay, Δ holds −log of the kept mass at each token."""
     from gspo_lab.policy import rollout_logprobs
     from gspo_lab.step import collect, init_state
 
     if precision not in SAMPLERS:
         raise ValueError(f"precision must be one of {sorted(SAMPLERS)}, got {precision!r}")
     sampler = SAMPLERS[precision]
-    state = init_state(replace(cfg, old_logp=sampler))
+    state = init_state(replace(cfg, old_logp=sampler, sampling_replay=replay))
     batch = collect(state)
     data, mask = batch.data, batch.data.response_mask
     state.model.train()
     with torch.no_grad():
-        full, _ = rollout_logprobs(state.model, data)
+        full, _ = rollout_logprobs(state.model, data, replay=replay)
     delta = (data.sampler_logp.double() - full.double()).where(mask, 0.0)
     return Mismatch(sampler, delta, mask, full, data.sampler_logp, batch.adv)
 

@@ -5,7 +5,11 @@ Two sets of π_old log-probs come out of a rollout, as in production RL stacks:
       engine" log-probs; optionally under bf16 autocast for the precision study of the paper's §5.4);
     * ``old_logp`` — a full no-grad forward over prompt + response with the training model (what TRL and verl
       use by default). The first update on a rollout therefore sees every ratio exactly 1.
-Both are log-probs of softmax(logits / τ) at the sampling temperature τ, which the rollout records.
+Both are log-probs of softmax(logits / τ) at the sampling temperature τ, which the rollout records. With top-k or
+top-p sampling on (:func:`kept_tokens`), the sampler draws from that distribution renormalised over the tokens it
+kept, and ``sampler_logp`` is the renormalised one, as an inference engine returns it; the kept set of every step is
+recorded (``sampler_keep``) so that a trainer can score on it ("sampling replay", ``policy.response_logprobs``'s
+``keep``). The full-vocabulary trainer's ratio to such log-probs carries the kept mass even when nothing moved.
 
 Layout: prompts left-padded to P columns with a leading <bos>; responses right-padded to T <= max_new_tokens
 columns; the <eos> a response ends with is one of its valid tokens (it is a sampled action), padding after it is
@@ -25,7 +29,15 @@ from transformers import DynamicCache
 from gspo_lab.policy import position_ids, response_logprobs
 from gspo_lab.tasks import Problem
 
-__all__ = ["Rollout", "encode_prompts", "sample_responses", "decode_completions", "rollout"]
+__all__ = [
+    "Rollout",
+    "kept_tokens",
+    "renormalised",
+    "encode_prompts",
+    "sample_responses",
+    "decode_completions",
+    "rollout",
+]
 
 
 @dataclass
@@ -43,6 +55,36 @@ class Rollout:
     group_size: int  # G: rows i·G … i·G + G − 1 answer the same problem
     temperature: float = 1.0  # τ the responses were sampled at: every later log-prob is scored at it
     old_logp: Tensor | None = None  # (B, T) float32: full-forward log-probs under π_old (at τ)
+    sampler_keep: Tensor | None = None  # (B, T, V) bool: the tokens top-k / top-p kept at each step (None: all)
+
+
+def kept_tokens(logp_all: Tensor, top_k: int = 0, top_p: float = 1.0) -> Tensor | None:
+    """(…, V) bool: the tokens a top-k then top-p sampler keeps from log-probs ``logp_all`` (…, V) (the order of
+    transformers' and vLLM's samplers); None when neither is on (``top_k = 0``, ``top_p = 1``). top-k keeps the k
+    most likely (the first on a tie); top-p then keeps the most likely tokens while the mass before each is < top_p,
+    so the most likely token always stays."""
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
+        raise ValueError(f"top_k must be an int >= 0 (0: off), got {top_k!r}")
+    if isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be a number in (0, 1] (1: off), got {top_p!r}")
+    if top_k == 0 and top_p == 1:
+        return None
+    keep = torch.ones_like(logp_all, dtype=torch.bool)
+    if 0 < top_k < logp_all.shape[-1]:
+        keep = torch.zeros_like(keep).scatter_(-1, logp_all.topk(top_k, -1).indices, True)
+    if top_p < 1:
+        masked = logp_all.masked_fill(~keep, -torch.inf)
+        order = torch.argsort(masked, dim=-1, descending=True, stable=True)
+        probs = torch.softmax(masked, -1).gather(-1, order)
+        before = probs.cumsum(-1) - probs  # the mass of the tokens ranked above each one
+        keep = keep & torch.zeros_like(keep).scatter_(-1, order, before < top_p)
+    return keep
+
+
+def renormalised(logp_all: Tensor, keep: Tensor) -> Tensor:
+    """log-probs (…, V) renormalised over the kept tokens ``keep`` (…, V), −inf elsewhere: what the sampler draws
+    from and what it returns as its log-probs."""
+    return torch.log_softmax(logp_all.masked_fill(~keep, -torch.inf), -1)
 
 
 def encode_prompts(tokenizer, prompts: list[str]) -> tuple[Tensor, Tensor]:
@@ -73,8 +115,12 @@ def sample_responses(
     temperature: float = 1.0,
     autocast_dtype: torch.dtype | None = None,
     greedy: bool = False,
-) -> tuple[Tensor, Tensor, Tensor]:
-    """Ancestral sampling with a KV cache. Returns response_ids (B, T), response_mask (B, T), sampler_logp (B, T).
+    top_k: int = 0,
+    top_p: float = 1.0,
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+    """Ancestral sampling with a KV cache. Returns response_ids (B, T), response_mask (B, T), sampler_logp (B, T) and
+    the kept tokens (B, T, V) (None unless top-k or top-p is on: :func:`kept_tokens`; the draw and ``sampler_logp``
+    are then those of the distribution renormalised over them).
 
     ``generator`` drives every draw (no global RNG). ``autocast_dtype=torch.bfloat16`` runs the sampler's forward
     passes under CPU autocast, like a lower-precision inference engine. ``greedy=True`` takes the argmax instead of
@@ -92,13 +138,17 @@ def sample_responses(
     pos = position_ids(attn)
     cache_kw = {_cache_kwarg(model): DynamicCache(config=model.config)}
     autocast = torch.autocast("cpu", dtype=autocast_dtype) if autocast_dtype else contextlib.nullcontext()
-    tokens, logps, valid = [], [], []
+    tokens, logps, valid, kept = [], [], [], []
     done = torch.zeros(B, dtype=torch.bool)
     with autocast:
         out = model(input_ids=prompt_ids, attention_mask=attn, position_ids=pos, use_cache=True, **cache_kw)
         next_pos = pos[:, -1:] + 1
         for _ in range(max_new_tokens):
             logp_all = torch.log_softmax(out.logits[:, -1].float() / temperature, -1)
+            keep = kept_tokens(logp_all, top_k, top_p)
+            if keep is not None:  # the engine's renormalised distribution over the tokens it kept
+                logp_all = renormalised(logp_all, keep)
+                kept.append(keep)
             if greedy:
                 tok = logp_all.argmax(-1)
             else:
@@ -115,7 +165,7 @@ def sample_responses(
             next_pos = next_pos + 1
     mask = torch.stack(valid, 1)
     sampler_logp = torch.stack(logps, 1).masked_fill(~mask, 0.0)
-    return torch.stack(tokens, 1), mask, sampler_logp
+    return torch.stack(tokens, 1), mask, sampler_logp, (torch.stack(kept, 1) if kept else None)
 
 
 def decode_completions(tokenizer, response_ids: Tensor, response_mask: Tensor) -> list[str]:
@@ -140,9 +190,11 @@ def rollout(
     recompute_old_logp: bool = True,
     sampler_autocast_dtype: torch.dtype | None = None,
     greedy: bool = False,
+    top_k: int = 0,
+    top_p: float = 1.0,
 ) -> Rollout:
-    """Sample ``group_size`` responses for each problem (argmax with ``greedy``); recompute π_old's log-probs by a
-    full forward unless ``recompute_old_logp=False``."""
+    """Sample ``group_size`` responses for each problem (argmax with ``greedy``; top-k / top-p: :func:`kept_tokens`);
+    recompute π_old's log-probs by a full forward (over the whole vocabulary) unless ``recompute_old_logp=False``."""
     if group_size < 1:
         raise ValueError(f"group_size must be >= 1, got {group_size}")
     repeated = [p for p in problems for _ in range(group_size)]
@@ -150,7 +202,7 @@ def rollout(
     was_training = model.training
     model.eval()
     try:
-        response_ids, response_mask, sampler_logp = sample_responses(
+        response_ids, response_mask, sampler_logp, keep = sample_responses(
             model,
             prompt_ids,
             prompt_mask,
@@ -161,6 +213,8 @@ def rollout(
             temperature=temperature,
             autocast_dtype=sampler_autocast_dtype,
             greedy=greedy,
+            top_k=top_k,
+            top_p=top_p,
         )
         old_logp = None
         if recompute_old_logp:
@@ -184,4 +238,5 @@ def rollout(
         group_size=group_size,
         temperature=temperature,
         old_logp=old_logp,
+        sampler_keep=keep,
     )

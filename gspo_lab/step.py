@@ -170,7 +170,8 @@ def _rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
 
 def _forward(state: TrainState, data: Rollout, rows: torch.Tensor, routing_ctx) -> tuple:
     with routing_ctx as rec:
-        logp, entropy = rollout_logprobs(state.model, data, rows, with_entropy=True, compiled=state.cfg.compile_update)
+        logp, entropy = rollout_logprobs(state.model, data, rows, with_entropy=True, compiled=state.cfg.compile_update,
+                                         replay=state.cfg.sampling_replay)  # fmt: skip
     return logp, entropy, (rec.indices if rec is not None else None)
 
 
@@ -193,6 +194,8 @@ def sample(state: TrainState) -> Sampled:
         temperature=cfg.temperature,
         recompute_old_logp=False,
         sampler_autocast_dtype=cfg.sampler_dtype,
+        top_k=cfg.top_k,
+        top_p=cfg.top_p,
     )
     score = task.reward if cfg.reward == "exact" else task.partial_reward
     rewards = torch.tensor([score(p, c) for p, c in zip(data.problems, data.completions, strict=True)])

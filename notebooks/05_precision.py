@@ -32,6 +32,7 @@ group_size = 8
 seed = 0
 temperature = 1.0
 lag_seeds = "confirm"
+top_k = 2  # section 6: the sampler keeps the k most likely tokens
 results_path = None
 
 # %% [markdown]
@@ -219,6 +220,43 @@ for arm in ("gspo/behaviour", "grpo/behaviour"):
 # printed above; the claim below checks GSPO's rise in both units).
 
 # %% [markdown]
+# ## 6. Top-k sampling: a biased ratio, and sampling replay
+# An inference engine that samples with top-k or top-p draws from the distribution renormalised over the tokens it
+# kept, and returns those renormalised log-probs; a trainer that scores the whole vocabulary then sees a ratio equal
+# to the kept mass at every token, below 1, before any update (TRL's tracker reports a mean ratio of 0.896 at top_p
+# 0.8). Here the sampler keeps the `top_k` most likely tokens (2 by default; the kit's vocabulary has 22) at the first
+# cold start, in fp32 so that nothing else differs. The same first minibatch is scored two ways: π_old = the sampler's
+# log-probs with the trainer over the whole vocabulary (the bias), and the same π_old with the trainer scoring on the
+# tokens the sampler kept at each step (*sampling replay*, `TrainConfig(sampling_replay=True)`). A π_old recomputed by
+# the trainer (`old_logp = "recompute"`, the default) sees no bias and needs no correction: both sides score the whole
+# vocabulary, every first ratio is exactly 1 (section 2). The call below draws the figure; the table holds the numbers.
+
+# %%
+from dataclasses import replace
+
+topk_cfg = replace(cfgs[checkpoints[0]], top_k=top_k)
+topk = {f"top-{top_k} sampler π_old": sampler_mismatch(topk_cfg, "fp32"),
+        "... with sampling replay": sampler_mismatch(topk_cfg, "fp32", replay=True)}
+display(plot_mismatch({name: mismatch_samples(m) for name, m in topk.items()}, bands,
+                      title=f"{checkpoints[0]}, top-k {top_k}: share of tokens / responses whose |Δ| exceeds x"))
+topk_stats = {name: mismatch_stats(m) for name, m in topk.items()}
+topk_clip = {name: first_update_clip(m) for name, m in topk.items()}
+display(pd.DataFrame({name: {"mean |Δ| per token (−log kept mass)": topk_stats[name]["tok_mean"],
+                             "responses outside GSPO's band": topk_stats[name]["seq_outside_gspo"],
+                             "largest |Δ|": float(m.delta.abs().max()),
+                             **{f"{o} clipped tokens at k = 0": d["clip/token_frac"] for o, d in topk_clip[name].items()}}
+                      for name, m in topk.items()}).T)
+
+# %% [markdown]
+# *Figure 8.* One rollout batch of the first cold start (`moe-sort` by default) sampled with top-k (k = `top_k`, 2 by
+# default) in fp32: the share of tokens (left, |Δ|) and of responses (right, |mean_t Δ|) whose gap between the
+# sampler's log-probs and the trainer's exceeds x, log-log; the dotted lines are GRPO's edge on tokens and GSPO's on
+# responses, as in Figures 1 and 2. Without replay Δ is −log of the mass the sampler kept at each token; with replay
+# only the fp32 floor is left. What to see: where each curve sits against GSPO's edge (right) and GRPO's (left); the
+# table says how many tokens each objective clips at the first update (the claims below check GSPO's share without
+# replay and the largest |Δ| with it).
+
+# %% [markdown]
 # ## What to take away
 
 # %% jupyter={"source_hidden": true}
@@ -239,7 +277,12 @@ claims = [
 ]
 stale, sync = lag_readout(lag_table, lags[-1])["lag"], lag_readout(lag_table, lags[-1])["zero"]
 spread = "ratio/tok_log_std:mean"
+plain, replayed = topk.values()
 claims += [
+    claim("topk_biases_gspo", f"{head}, top-{top_k} sampler π_old: GSPO clipped tokens at k = 0",
+          first_update_clip(plain)["gspo"]["clip/token_frac"], ">=", 0.1),
+    claim("replay_restores_ratio_one", f"{head}, top-{top_k} with sampling replay: largest |log w| at k = 0",
+          float(replayed.delta.abs().max()), "<=", 1e-4),
     claim("stale_spread_grows", f"GRPO, behaviour π_old: log-ratio spread at lag {lags[-1]} ÷ at lag 0",
           stale["grpo/behaviour"][spread] / sync["grpo/behaviour"][spread], ">=", 2.0),
     claim("gspo_clips_stale_tokens", f"GSPO, behaviour π_old: clipped tokens at lag {lags[-1]} − at lag 0",
@@ -268,6 +311,10 @@ takeaway([
     f" (no lag: {fmt(sync['grpo/behaviour']['eval/accuracy_sampled'])}, "
     f"{fmt(sync['gspo/behaviour']['eval/accuracy_sampled'])}; means of {lag_n} seeds, finding 12 has the intervals).",
     f"What the stored lag runs show, in the book's words (finding 12): {prose('f12', 'story')}",
+    f"A top-{top_k} sampler's own log-probs as π_old carry the kept mass: before any update GSPO clips "
+    f"{fmt(first_update_clip(plain)['gspo']['clip/token_frac'])} of the tokens and GRPO "
+    f"{fmt(first_update_clip(plain)['grpo']['clip/token_frac'])}; scoring on the sampler's kept tokens (sampling "
+    f"replay) leaves a largest |log w| of {fmt(float(replayed.delta.abs().max()))}, the fp32 floor.",
 ], why="GSPO's ratio averages the engine's per-token rounding over the response, so the mismatch it sees is smaller, "
        "but its band is narrower too: whether the paper's 'use the engine's likelihoods' pays off is the stored "
        "experiment's verdict above, not an argument.", claims=claims)
@@ -277,6 +324,7 @@ takeaway([
 
 # %% jupyter={"source_hidden": true}
 numbers = {"stats": stats.to_dict(orient="index"), "first_update_clip": first, "train_verdict": str(train["verdict"]),
-           "lag": {"lags": lags, "stale": stale, "sync": sync}}
+           "lag": {"lags": lags, "stale": stale, "sync": sync},
+           "top_k": {name: {**topk_stats[name], **{o: d for o, d in topk_clip[name].items()}} for name in topk}}
 results = record_results(results_path, "05_precision", claims, numbers, parameters=dict(checkpoints=checkpoints,
                                                                                         lag_seeds=lag_seeds))

@@ -261,6 +261,36 @@ def nb05_gspo_clips_before_any_update(patched: bool) -> bool:
     return first_update_clip(_mismatch("bf16"))["gspo"]["clip/token_frac"] >= 0.05
 
 
+def _topk(replay: bool):
+    from gspo_lab.precision import sampler_mismatch
+
+    return sampler_mismatch(replace(PRECISION_CFG, top_k=2), "fp32", replay=replay)
+
+
+def nb05_topk_biases_gspo(patched: bool) -> bool:
+    from gspo_lab.precision import first_update_clip
+
+    return first_update_clip(_topk(False))["gspo"]["clip/token_frac"] >= 0.1
+
+
+def nb05_replay_restores_ratio_one(patched: bool) -> bool:
+    return float(_topk(True).delta.abs().max()) <= 1e-4
+
+
+def renormalised_not(logp_all, keep):
+    """A top-k sampler that returns its kept tokens' log-probs as they were, not renormalised over them."""
+    return logp_all.masked_fill(~keep, -torch.inf)
+
+
+def logprobs_ignoring_replay(original):
+    """A trainer that scores the whole vocabulary whatever the replay flag says (sampling replay not applied)."""
+
+    def rollout_logprobs(*args, replay=False, **kwargs):
+        return original(*args, **kwargs)
+
+    return rollout_logprobs
+
+
 def nb05_grpo_barely_clips_before_any_update(patched: bool) -> bool:
     from gspo_lab.precision import first_update_clip
 
@@ -660,6 +690,12 @@ MUTANTS: list[Mutant] = [
     Mutant("05:grpo_barely_clips_before_any_update", "precision.first_update_clip: GRPO clip/token_frac, k = 0 ≤ 0.01",
            "gspo_lab.objectives.OBJECTIVES['grpo']", _same(with_clip("grpo", GSPO_CLIP)),
            "GRPO run with GSPO's ε = (3e-4, 4e-4)", nb05_grpo_barely_clips_before_any_update),
+    Mutant("05:topk_biases_gspo", "precision.first_update_clip: GSPO clip/token_frac at k = 0 ≥ 0.1, π_old = a top-2 "
+           "sampler's log-probs", "gspo_lab.rollout.renormalised", _same(renormalised_not),
+           "a top-k sampler whose log-probs are not renormalised over the kept tokens", nb05_topk_biases_gspo),
+    Mutant("05:replay_restores_ratio_one", "precision.sampler_mismatch(replay=True): largest |log w| at k = 0 ≤ 1e-4",
+           "gspo_lab.policy.rollout_logprobs", logprobs_ignoring_replay,
+           "a trainer that ignores the sampler's kept tokens", nb05_replay_restores_ratio_one),
     Mutant("05:stale_spread_grows", "f12 lag_readout: GRPO (behaviour) log-ratio spread, largest lag ÷ 0 ≥ 2",
            "gspo_record.f12.curves._at_lag", _same(_lag_zero_rows),
            "every lag read from the synchronous (lag-0) runs", nb05_stale_spread_grows),

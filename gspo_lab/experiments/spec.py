@@ -51,7 +51,8 @@ KEY_IF_NOT_DEFAULT = {
     "token_advantage": 0.0, "eval_samples": 1, "grad_clip_rel": None, "grad_skip": None, "norm_of": None,
     "sampler_precision": "fp32", "sampler_correction": None, "sampler_clip_min": None, "sampler_clip_max": 3.0,
     "opsm_threshold": None, "spike": None, "optimizer": "adamw", "branch_at": 0, "trunk": "", "old_forward": True,
-    "group_stats": True, "fused_adam": False, "compile_update": False, "rollout_lag": 0,
+    "group_stats": True, "fused_adam": False, "compile_update": False, "rollout_lag": 0, "top_k": 0, "top_p": 1.0,
+    "sampling_replay": False,
 }  # fmt: skip
 
 
