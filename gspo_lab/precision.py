@@ -25,8 +25,8 @@ from gspo_lab.config import TrainConfig
 from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP, get_objective
 from gspo_lab.reductions import masked_mean
 
-__all__ = ["SAMPLERS", "Mismatch", "sampler_mismatch", "mismatch_stats", "mismatch_samples", "first_update_clip",
-           "correction_table"]  # fmt: skip
+__all__ = ["SAMPLERS", "Mismatch", "sampler_mismatch", "batch_composition", "mismatch_stats", "mismatch_samples",
+           "first_update_clip", "correction_table"]  # fmt: skip
 
 #: the sampler's precision: the name of TrainConfig.old_logp that takes π_old from it
 SAMPLERS = {"fp32": "sampler", "bf16": "sampler_bf16"}
@@ -63,6 +63,40 @@ def sampler_mismatch(cfg: TrainConfig, precision: str = "bf16", *, replay: bool 
         full, _ = rollout_logprobs(state.model, data, replay=replay)
     delta = (data.sampler_logp.double() - full.double()).where(mask, 0.0)
     return Mismatch(sampler, delta, mask, full, data.sampler_logp, batch.adv)
+
+
+def _micro(data, rows: slice):
+    """The scoring inputs of rows ``rows`` of a rollout: prompt ids and mask, response ids and mask."""
+    return data.prompt_ids[rows], data.prompt_mask[rows], data.response_ids[rows], data.response_mask[rows]
+
+
+def batch_composition(cfg: TrainConfig, sizes: tuple[int, int] = (1, 8), precision: str = "bf16") -> Mismatch:
+    """The same weights scoring the same responses in micro-batches of ``sizes[0]`` and of ``sizes[1]`` rows (one
+    rollout batch of ``cfg``, the trainer's forward in train mode, under bf16 autocast for ``precision="bf16"``):
+    Δ = log π (first size) − log π (second size) per token, in a :class:`Mismatch` (``sampler`` names the pair). A
+    batch-invariant forward gives Δ = 0; any other Δ is the batch's composition alone."""
+    import contextlib
+
+    from gspo_lab.policy import response_logprobs
+    from gspo_lab.step import init_state, sample
+
+    if precision not in SAMPLERS or len(sizes) != 2 or min(sizes) < 1:
+        raise ValueError(f"precision must be one of {sorted(SAMPLERS)} and sizes two row counts >= 1, got "
+                         f"{precision!r}, {sizes!r}")  # fmt: skip
+    state = init_state(cfg)
+    data = sample(state).data
+    state.model.train()
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16) if precision == "bf16" else contextlib.nullcontext()
+    B = data.response_ids.shape[0]
+    scored = []
+    with torch.no_grad(), autocast:
+        for size in sizes:
+            parts = [response_logprobs(state.model, *_micro(data, slice(i, i + size)))[0] for i in range(0, B, size)]
+            scored.append(torch.cat(parts).double())
+    mask = data.response_mask
+    delta = (scored[0] - scored[1]).where(mask, 0.0)
+    adv = torch.zeros(B, dtype=torch.float64)  # no update is read here: the clip fractions need none
+    return Mismatch(f"{precision} micro-batches {sizes[0]} vs {sizes[1]}", delta, mask, scored[1], scored[0], adv)
 
 
 def _quantiles(x: torch.Tensor, prefix: str) -> dict:

@@ -29,6 +29,7 @@ import gspo_record.f3.volatility as f3_volatility
 import gspo_record.f4.replay as f4_replay
 import gspo_record.f5.confirm as f5_confirm
 import gspo_record.f5.precision as f5_precision
+import gspo_record.f5.topk as f5_topk
 import gspo_record.f6.drift as f6_drift
 import gspo_record.f6.length as f6_length
 import gspo_record.f6.stability as f6_stability
@@ -106,6 +107,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f5": f5_precision.section,
     "f5_train": f5_precision.train_section,
     "f5_confirm": f5_confirm.confirm_section,
+    "f5t": f5_topk.section,
     "f6": f6_variance.section,
     "f6b": f6_length.section,
     "f6c": f6_stability.section,
@@ -140,8 +142,7 @@ def md_table(header: list[str], rows: list[list]) -> str:
     return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
 
 
-def _lead(loop, first: str, other: str) -> str:
-    """The text before a loop item: ``first`` before the first one, ``other`` before the rest."""
+def _lead(loop, first: str, other: str) -> str:  # the text before a loop item: `first` before the first one
     return first if loop.first else other
 
 

@@ -257,6 +257,33 @@ display(pd.DataFrame({name: {"mean |Δ| per token (−log kept mass)": topk_stat
 # replay and the largest |Δ| with it).
 
 # %% [markdown]
+# ## 7. Batch composition: the same weights, the same tokens, other micro-batches
+# A trainer scores a batch in micro-batches; on GPUs whose kernels are not batch-invariant the same weights give the
+# same tokens different log-probs in bf16 depending on what else is in the micro-batch (reported: 8 % of tokens outside
+# [0.9, 1.1], about the size of the sampler–trainer gap). Here the trainer's forward scores one batch of the first cold
+# start in micro-batches of 1 row and of 8 rows, in fp32 and under bf16 autocast, on this machine's CPU kernels; the
+# bf16 sampler's gap from section 1 is drawn beside it.
+
+# %%
+from gspo_lab.precision import batch_composition
+
+composition = {p: batch_composition(cfgs[checkpoints[0]], (1, 8), p) for p in ("fp32", "bf16")}
+display(plot_mismatch({**{f"micro-batches 1 vs 8, {p}": mismatch_samples(m) for p, m in composition.items()},
+                       "bf16 sampler vs fp32 trainer": mismatch_samples(mismatch[(checkpoints[0], "bf16")])}, bands,
+                      title=f"{checkpoints[0]}: share of tokens / responses whose |Δ| exceeds x"))
+composition_stats = {p: mismatch_stats(m) for p, m in composition.items()}
+display(pd.DataFrame(composition_stats).T[["tok_mean", "tok_p99", "tok_max", "seq_p99", "tok_outside_grpo",
+                                           "seq_outside_gspo"]])
+
+# %% [markdown]
+# *Figure 9.* One rollout batch of the first cold start (`moe-sort` by default) scored by the trainer's forward in
+# micro-batches of 1 row and of 8 rows: the share of tokens (left, |Δ|) and of responses (right, |mean_t Δ|) whose gap
+# between the two exceeds x, in fp32 and in bf16, beside the bf16 sampler's gap from the fp32 trainer (Figure 1);
+# dotted lines: GRPO's edge on tokens, GSPO's on responses. Zeros (bit-identical log-probs) are left off a log axis.
+# What to see: how far left of GSPO's edge the batch-composition curves stay compared with the sampler's; the claim
+# below checks the share of responses batch composition alone moves outside GSPO's band in bf16.
+
+# %% [markdown]
 # ## What to take away
 
 # %% jupyter={"source_hidden": true}
@@ -283,6 +310,8 @@ claims += [
           first_update_clip(plain)["gspo"]["clip/token_frac"], ">=", 0.1),
     claim("replay_restores_ratio_one", f"{head}, top-{top_k} with sampling replay: largest |log w| at k = 0",
           float(replayed.delta.abs().max()), "<=", 1e-4),
+    claim("batch_composition_small", f"{head}, bf16: responses outside GSPO's band from micro-batch composition alone "
+          "(1 vs 8 rows)", composition_stats["bf16"]["seq_outside_gspo"], "<=", 0.05),
     claim("stale_spread_grows", f"GRPO, behaviour π_old: log-ratio spread at lag {lags[-1]} ÷ at lag 0",
           stale["grpo/behaviour"][spread] / sync["grpo/behaviour"][spread], ">=", 2.0),
     claim("gspo_clips_stale_tokens", f"GSPO, behaviour π_old: clipped tokens at lag {lags[-1]} − at lag 0",
@@ -311,6 +340,10 @@ takeaway([
     f" (no lag: {fmt(sync['grpo/behaviour']['eval/accuracy_sampled'])}, "
     f"{fmt(sync['gspo/behaviour']['eval/accuracy_sampled'])}; means of {lag_n} seeds, finding 12 has the intervals).",
     f"What the stored lag runs show, in the book's words (finding 12): {prose('f12', 'story')}",
+    f"Batch composition on this CPU: scoring in micro-batches of 1 and of 8 rows moves "
+    f"{fmt(composition_stats['bf16']['seq_outside_gspo'])} of the responses outside GSPO's band in bf16 "
+    f"({fmt(composition_stats['fp32']['seq_outside_gspo'])} in fp32), where the bf16 sampler moves "
+    f"{fmt(bf16['seq_outside_gspo'])}: the GPU reports of a gap as large as the sampler's are not reproduced here.",
     f"A top-{top_k} sampler's own log-probs as π_old carry the kept mass: before any update GSPO clips "
     f"{fmt(first_update_clip(plain)['gspo']['clip/token_frac'])} of the tokens and GRPO "
     f"{fmt(first_update_clip(plain)['grpo']['clip/token_frac'])}; scoring on the sampler's kept tokens (sampling "
@@ -325,6 +358,7 @@ takeaway([
 # %% jupyter={"source_hidden": true}
 numbers = {"stats": stats.to_dict(orient="index"), "first_update_clip": first, "train_verdict": str(train["verdict"]),
            "lag": {"lags": lags, "stale": stale, "sync": sync},
+           "batch_composition": composition_stats,
            "top_k": {name: {**topk_stats[name], **{o: d for o, d in topk_clip[name].items()}} for name in topk}}
 results = record_results(results_path, "05_precision", claims, numbers, parameters=dict(checkpoints=checkpoints,
                                                                                         lag_seeds=lag_seeds))

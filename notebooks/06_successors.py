@@ -155,8 +155,12 @@ from gspo_record.f11.ladder_page import section as ladder_section
 with cached():
     ladder, ladder_figures = ladder_section()
     arms, _ = arms_section()
+import matplotlib.pyplot as plt
+
 ladder_data, plot_ladder = ladder_figures["f11e_ladder"]
-display(plot_ladder(ladder_data))
+ladder_figure = plot_ladder(ladder_data)  # the findings page's figure: a pyplot one, closed once shown (not twice)
+display(ladder_figure)
+plt.close(ladder_figure)
 
 # %% [markdown]
 # *Figure 4.* Finding 11e's ladder: one point per run, late held-out accuracy (rollouts ≥ 40 of 80) against the

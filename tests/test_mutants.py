@@ -277,6 +277,23 @@ def nb05_replay_restores_ratio_one(patched: bool) -> bool:
     return float(_topk(True).delta.abs().max()) <= 1e-4
 
 
+def nb05_batch_composition_small(patched: bool) -> bool:
+    from gspo_lab.precision import batch_composition, mismatch_stats
+
+    return mismatch_stats(batch_composition(PRECISION_CFG, (1, 8), "bf16"))["seq_outside_gspo"] <= 0.05
+
+
+def micro_reversed(original):
+    """Micro-batches reassembled in the wrong order: each micro-batch's rows scored, then concatenated reversed."""
+
+    def micro(data, rows):
+        ids, pmask, rids, rmask = original(data, rows)
+        flip = torch.arange(ids.shape[0] - 1, -1, -1)
+        return ids, pmask, rids[flip], rmask[flip]
+
+    return micro
+
+
 def renormalised_not(logp_all, keep):
     """A top-k sampler that returns its kept tokens' log-probs as they were, not renormalised over them."""
     return logp_all.masked_fill(~keep, -torch.inf)
@@ -690,6 +707,10 @@ MUTANTS: list[Mutant] = [
     Mutant("05:grpo_barely_clips_before_any_update", "precision.first_update_clip: GRPO clip/token_frac, k = 0 ≤ 0.01",
            "gspo_lab.objectives.OBJECTIVES['grpo']", _same(with_clip("grpo", GSPO_CLIP)),
            "GRPO run with GSPO's ε = (3e-4, 4e-4)", nb05_grpo_barely_clips_before_any_update),
+    Mutant("05:batch_composition_small", "precision.batch_composition: responses outside GSPO's band from "
+           "micro-batches 1 vs 8 in bf16 ≤ 0.05", "gspo_lab.precision._micro", micro_reversed,
+           "a micro-batch's responses scored against another row's prompt (rows misaligned)",
+           nb05_batch_composition_small),
     Mutant("05:topk_biases_gspo", "precision.first_update_clip: GSPO clip/token_frac at k = 0 ≥ 0.1, π_old = a top-2 "
            "sampler's log-probs", "gspo_lab.rollout.renormalised", _same(renormalised_not),
            "a top-k sampler whose log-probs are not renormalised over the kept tokens", nb05_topk_biases_gspo),
@@ -776,6 +797,8 @@ RULE_MUTANTS += [
           _same(lambda first, last: f2_remeasure.LAST.verdict("last")),
           "every change blamed on the last evaluation, whatever it shows"),
     _rule("f2r.late", "across 0", "gspo_record.f2.late.seed_interval", _same(mean_point),
+          "the sign of the mean difference instead of its interval"),
+    _rule("f5t.replay", "across 0", "gspo_record.f5.topk.seed_interval", _same(mean_point),
           "the sign of the mean difference instead of its interval"),
     _rule("f2e.reward_confirm", "across 0, mean above 0", "gspo_record.f2.candidate.seed_interval",
           _same(mean_point), "the sign of the mean difference instead of its interval"),

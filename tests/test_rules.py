@@ -25,6 +25,7 @@ import gspo_record.f3.volatility as f3
 import gspo_record.f4.replay as f4
 import gspo_record.f5.confirm as f5c
 import gspo_record.f5.precision as f5
+import gspo_record.f5.topk as f5t
 import gspo_record.f6.drift as f6d
 import gspo_record.f6.length as f6b
 import gspo_record.f6.stability as f6c
@@ -390,6 +391,11 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
     "f2f.last": [
         ("last evaluation gives the first outcome back", lambda: f2f.last_verdict(_v("high"), _v("high")), "last"),
         ("still changed with the last evaluation alone", lambda: f2f.last_verdict(_v("high"), _v("low")), "holds"),
+    ],
+    "f5t.replay": [
+        ("higher", lambda: f5t.replay_verdict(UP), "higher"),
+        ("lower", lambda: f5t.replay_verdict(DOWN), "lower"),
+        ("across 0", lambda: f5t.replay_verdict(MIXED), "none"),
     ],
     "f2r.late": [
         ("higher", lambda: f2late.late_verdict(UP), "higher"),
