@@ -14,6 +14,13 @@ real ``_compute_loss`` with the ρ computed here. OPSM (DeepSeek-V3.2, arXiv 251
 ``off_policy_mask_threshold``, grpo_trainer.py:2945-2968) drops a whole response whose Â < 0 when its mean
 log(π_sampler / π_θ) exceeds δ.
 
+Geometric variants (issue 50, item 3), not in TRL: ``sequence_geo_mask`` is SkyRL's geometric sequence mask
+(``off_policy_correction.sequence_mask_metric = "geometric"``, skyrl ``compute_sequence_mask``): the response's
+*geometric mean* ratio exp(mean_t log ρ_t) against [clip_min, clip_max], a 0/1 factor (SkyRL multiplies its loss mask,
+no importance weight), default bounds :data:`SKYRL_GEO_BOUNDS`; ``sequence_geo_truncate`` clamps that geometric mean
+into the bounds and weighs the response by it, the geometric twin of ``sequence_truncate``. A product ρ grows with
+the response's length for the same per-token drift; the geometric mean does not.
+
 Deviations from TRL, declared:
     1. ``clip_max`` must be a finite number > 0 in every mode (TRL allows None for the mask modes, where an
        overflowing ρ then stays inf); TRL's default is 3.0. ρ is computed in log space: exp(clamp(log ρ)) for the
@@ -33,18 +40,34 @@ from torch import Tensor
 from gspo_lab.reductions import masked_mean
 from gspo_lab.validate import check_finite, check_float_tensor, check_mask, check_same_shape
 
-__all__ = ["MODES", "IS_CLIP_MAX", "check_correction", "sampler_ratio", "off_policy_keep", "correction_stats"]
+__all__ = [
+    "MODES",
+    "GEO_MODES",
+    "IS_CLIP_MAX",
+    "SKYRL_GEO_BOUNDS",
+    "check_correction",
+    "sampler_ratio",
+    "off_policy_keep",
+    "correction_stats",
+    "masked_by_length",
+]
 
 #: TRL 1.16's ``vllm_importance_sampling_mode`` values (grpo_config.py:934); TRL's default is "sequence_mask"
 MODES = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")
+#: the geometric variants (module docstring); not TRL's
+GEO_MODES = ("sequence_geo_truncate", "sequence_geo_mask")
 #: TRL 1.16's ``vllm_importance_sampling_clip_max`` default (grpo_config.py:947)
 IS_CLIP_MAX = 3.0
+#: SkyRL's ``geo_mask_low`` / ``geo_mask_high`` defaults (skyrl OffPolicyCorrectionConfig, commit a956457): "recommended
+#: ~0.99-1.01; MoE models may need a wider range"
+SKYRL_GEO_BOUNDS = (0.99, 1.01)
 
 
 def check_correction(mode: str, clip_min: float | None, clip_max: float) -> None:
     """A valid mode and bounds: 0 < clip_min < clip_max < ∞ (clip_min None = no lower bound)."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES} (TRL's vllm_importance_sampling_mode), got {mode!r}")
+    if mode not in MODES + GEO_MODES:
+        raise ValueError(f"mode must be one of {MODES} (TRL's vllm_importance_sampling_mode) or {GEO_MODES}, got "
+                         f"{mode!r}")  # fmt: skip
     if isinstance(clip_max, bool) or not isinstance(clip_max, (int, float)) or not (0 < clip_max < math.inf):
         raise ValueError(f"clip_max must be a finite number > 0 (TRL's default {IS_CLIP_MAX}), got {clip_max!r}")
     if clip_min is not None and (
@@ -73,6 +96,8 @@ def sampler_ratio(
     log_rho, outside = _log_rho(old_logp, sampler_logp, mask, mode, clip_min, clip_max)
     if mode.endswith("truncate"):
         return log_rho.clamp(-math.inf if clip_min is None else math.log(clip_min), math.log(clip_max)).exp()
+    if mode == "sequence_geo_mask":  # SkyRL's: a 0/1 factor, no weight
+        return (~outside).to(log_rho.dtype)
     return log_rho.clamp(max=math.log(clip_max)).exp().masked_fill(outside, 0.0)
 
 
@@ -82,7 +107,10 @@ def _log_rho(old_logp, sampler_logp, mask, mode, clip_min, clip_max) -> tuple[Te
     dtype = torch.float64 if torch.float64 in (old_logp.dtype, sampler_logp.dtype) else torch.float32
     diff = old_logp.to(dtype) - sampler_logp.to(dtype)
     diff = torch.nan_to_num(diff, nan=0.0).where(mask, diff.new_zeros(()))
-    log_rho = diff.sum(-1, keepdim=True) if mode.startswith("sequence") else diff
+    if mode in GEO_MODES:  # the geometric mean over valid tokens, the length clamped to >= 1 (SkyRL's)
+        log_rho = diff.sum(-1, keepdim=True) / mask.sum(-1, keepdim=True).clamp(min=1).to(dtype)
+    else:
+        log_rho = diff.sum(-1, keepdim=True) if mode.startswith("sequence") else diff
     log_min = -math.inf if clip_min is None else math.log(clip_min)
     return log_rho, (log_rho < log_min) | (log_rho > math.log(clip_max))
 
@@ -128,3 +156,23 @@ def correction_stats(
     if keep is not None:
         out["correction/opsm_dropped_frac"] = (1 - keep.double()).mean().item()
     return out
+
+
+@torch.no_grad()
+def masked_by_length(old_logp: Tensor, sampler_logp: Tensor, mask: Tensor, modes: dict, edges) -> list[dict]:
+    """The share of responses each sequence mask drops, per response-length bin: the length bias of a product mask.
+
+    ``modes``: {name: (mode, clip_min, clip_max)} of ``sequence_mask`` / ``sequence_geo_mask``; ``edges``: ascending
+    bin edges in tokens, a response of length n in the bin [edges[j], edges[j + 1]). Returns one row per (bin, name):
+    ``{"bin", "name", "responses", "masked"}`` (``masked`` None for an empty bin)."""
+    mask = check_mask(mask, old_logp.shape)
+    lengths = mask.sum(-1)
+    dropped = {n: sampler_ratio(old_logp, sampler_logp, mask, *args).reshape(-1) == 0 for n, args in modes.items()}
+    rows = []
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        sel = (lengths >= lo) & (lengths < hi)
+        n = int(sel.sum())
+        for name, d in dropped.items():
+            rows.append({"bin": f"{lo}-{hi - 1}", "name": name, "responses": n,
+                         "masked": float(d[sel].double().mean()) if n else None})  # fmt: skip
+    return rows
