@@ -7,8 +7,14 @@ GRPO paper (DeepSeekMath, arXiv 2402.03300, Eq. 4), TRL and verl (``low_var_kl``
 
     k3_{i,t} = π_ref(y_{i,t}|…) / π_θ(y_{i,t}|…) − log(π_ref(y_{i,t}|…) / π_θ(y_{i,t}|…)) − 1   ( >= 0 )
 
-aggregated as GRPO's loss is (1/B Σ_i 1/|y_i| Σ_t, ``seq_mean_token_mean``; TRL adds β·k3 to each token's loss
-and aggregates with its ``loss_type``, which for ``"grpo"`` is the same). Shapes: B sequences, T tokens.
+aggregated as GRPO's loss is (1/B Σ_i 1/|y_i| Σ_t, ``seq_mean_token_mean``). Shapes: B sequences, T tokens.
+
+TRL 1.16 (the lock) adds β·k3 to each token's loss and aggregates with its ``loss_type`` (for ``"grpo"`` the same),
+but by default first multiplies k3 by the importance ratio (``use_bias_correction_kl=True``, grpo_config.py:972;
+grpo_trainer.py:3104-3105: ``per_token_kl * coef_1``, the token ratio, or under
+``importance_sampling_level="sequence"`` the broadcast sequence ratio). The ratio keeps its gradient, so TRL's KL
+gradient differs from this term's even on-policy, where the ratio is 1; this term is TRL's with
+``use_bias_correction_kl=False`` (issue 51 adds the other as an option).
 """
 
 from __future__ import annotations
