@@ -16,7 +16,7 @@ from gspo_lab.corrections import check_correction
 from gspo_lab.objectives import OBJECTIVES, get_objective
 from gspo_lab.schedule import check_schedule
 from gspo_lab.tasks import get_task
-from gspo_lab.validate import check_clip_range
+from gspo_lab.validate import check_clip_range, check_sampling
 
 __all__ = ["TrainConfig", "SMOKE", "BRANCHABLE"]
 
@@ -184,10 +184,7 @@ class TrainConfig:
                 f"minibatches={self.minibatches} must divide prompts_per_rollout * group_size = "
                 f"{self.prompts_per_rollout * self.group_size}"
             )
-        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 0:
-            raise ValueError(f"top_k must be an int >= 0 (0: off), got {self.top_k!r}")
-        if isinstance(self.top_p, bool) or not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
-            raise ValueError(f"top_p must be a number in (0, 1] (1: off), got {self.top_p!r}")
+        check_sampling(self.top_k, self.top_p)
         if self.sampling_replay and self.top_k == 0 and self.top_p == 1:
             raise ValueError("sampling_replay=True needs top_k > 0 or top_p < 1 (a sampler that drops tokens)")
         if self.old_logp not in OLD_LOGP_SOURCES:

@@ -28,6 +28,7 @@ from transformers import DynamicCache
 
 from gspo_lab.policy import position_ids, response_logprobs
 from gspo_lab.tasks import Problem
+from gspo_lab.validate import check_sampling
 
 __all__ = [
     "Rollout",
@@ -63,10 +64,7 @@ def kept_tokens(logp_all: Tensor, top_k: int = 0, top_p: float = 1.0) -> Tensor 
     transformers' and vLLM's samplers); None when neither is on (``top_k = 0``, ``top_p = 1``). top-k keeps the k
     most likely (the first on a tie); top-p then keeps the most likely tokens while the mass before each is < top_p,
     so the most likely token always stays."""
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
-        raise ValueError(f"top_k must be an int >= 0 (0: off), got {top_k!r}")
-    if isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1:
-        raise ValueError(f"top_p must be a number in (0, 1] (1: off), got {top_p!r}")
+    check_sampling(top_k, top_p)
     if top_k == 0 and top_p == 1:
         return None
     keep = torch.ones_like(logp_all, dtype=torch.bool)

@@ -19,6 +19,7 @@ __all__ = [
     "check_same_shape",
     "check_finite",
     "check_clip_range",
+    "check_sampling",
     "check_group_size",
     "compute_dtype",
 ]
@@ -67,6 +68,14 @@ def check_finite(name: str, x: Tensor, where: Tensor | None = None) -> None:
         example = vals[bad][:3].tolist()
         scope = "" if where is None else " at valid (mask = 1) positions"
         raise ValueError(f"{name} must be finite{scope}; found {n} NaN/inf value(s), e.g. {example}")
+
+
+def check_sampling(top_k: object, top_p: object) -> None:
+    """A top-k / top-p sampler's settings: ``top_k`` an int >= 0 (0: off), ``top_p`` in (0, 1] (1: off)."""
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
+        raise ValueError(f"top_k must be an int >= 0 (0: off), got {top_k!r}")
+    if isinstance(top_p, bool) or not isinstance(top_p, Real) or not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be a number in (0, 1] (1: off), got {top_p!r}")
 
 
 def check_clip_range(eps_low: object, eps_high: object) -> tuple[float, float]:

@@ -58,3 +58,23 @@ def test_the_predictions_score_either_way():
     assert grpo.score(_ctx(0.4, 0.1, "lower"))[0] == "not borne out"
     with pytest.raises(ValueError, match="no finished gspo pairs"):
         clips.score({"f5t": {"verdicts": []}})
+
+
+def test_stored_results_that_move_the_replay_arm_flip_the_verdict_and_the_recipe_fails(monkeypatch):
+    """The data mutant: the same stored table with GSPO's replay arm 0.1 higher at the end reads "higher", and the
+    recipe's sentence, which assumes "lower", then stops the build instead of printing words the data contradict."""
+    from gspo_lab.experiments.store import cached
+    from gspo_record.statements import StatementError
+
+    with cached():
+        stored = f5t.runs()
+    moved = stored.assign(eval_final=stored["eval_final"] + 0.1 * (stored["arm_id"] == "gspo+replay"))
+    monkeypatch.setattr(f5t, "runs", lambda: moved)
+    with cached():
+        ctx = f5t.section()[0]
+    gspo = next(v for v in ctx["verdicts"] if v["objective"] == "gspo")["verdict"]
+    assert gspo.rule_outcome == "higher"
+    from gspo_record.book import Book
+
+    with pytest.raises(StatementError, match="prose assumes f5t.replay.gspo reads 'lower'"):
+        Book.of({"f5t": ctx}).expect("f5t.replay.gspo", "lower")

@@ -16,7 +16,7 @@ import numpy as np
 from torch import Tensor
 
 from gspo_lab.design import AGGREGATIONS, BOUNDS, COMBINATIONS, PRESETS, Design, readout, token_weights
-from gspo_lab.objectives import CISPO_CAP, SAPO_TAU, VESPO_SHAPE
+from gspo_lab.objectives import CISPO_CAP, DUAL_CLIP_C, SAPO_TAU, VESPO_SHAPE
 from gspo_lab.objectives.core import GRPO_BAND
 from gspo_lab.widgets.panel import Panel
 
@@ -51,7 +51,6 @@ PARAMS: dict[str, list[tuple[str, dict]]] = {
 #: the parameter a bound opens on (the library's default for it)
 DEFAULT = {"clip": "0.2/0.27", "clip first": "0.4/0.4", "mask": "0.2/0.27", "cap": "[0, 5]", "gate": "τ 1/1.05",
            "gamma": "k 2/3, λ 3/2", "none": "—"}  # fmt: skip
-DUAL_C = 3.0  # verl's clip_ratio_c (gspo_lab.objectives.DUAL_CLIP_C)
 
 
 def design_from(combine: str, bound: str, param: str, aggregation: str, floor: bool) -> Design:
@@ -62,7 +61,7 @@ def design_from(combine: str, bound: str, param: str, aggregation: str, floor: b
     if param not in fields:
         raise ValueError(f"param for bound {bound!r} must be one of {list(fields)}, got {param!r}")
     return Design(combine, bound, **fields[param], aggregation=aggregation,
-                  floor_c=DUAL_C if floor and bound == "clip" else None)  # fmt: skip
+                  floor_c=DUAL_CLIP_C if floor and bound == "clip" else None)  # fmt: skip
 
 
 def controls_of(preset: str) -> tuple[str, str, str, str, bool]:

@@ -27,7 +27,8 @@ __all__ = ["SEARCH", "SEARCH_SPECS", "MAP_SPECS", "search_hit", "section", "map_
 SEARCH_SPECS = ("f2_search_clip", "f2_search_clip2", "f2_search_clip3", "f2_map_noclip", "f2_search_add")
 #: the stability map: every GRPO and GSPO run finding 2 made: its confirmed regime and that regime's ten-seed
 #: extension, the searches, the clipped candidate and the candidate's reward confirmation (fresh seeds 20-24)
-MAP_SPECS = (F2["moe"], "f2t_collapse_ten", *SEARCH_SPECS, F2["candidate"], "f2c_reward_confirm")
+TEN, REWARD_CONFIRM = "f2t_collapse_ten", "f2c_reward_confirm"
+MAP_SPECS = (F2["moe"], TEN, *SEARCH_SPECS, F2["candidate"], REWARD_CONFIRM)
 #: the coordinates of a searched regime (finding 2c), from a spec's grid or its base
 SEARCH_REGIME = ("grad_clip", "checkpoint", "lr", "minibatches", "length")
 #: the target setting (issue 9): grad-norm clip 1.0 and at most this many minibatches per rollout batch
@@ -171,7 +172,7 @@ def _at(w: pd.DataFrame, found: str, missing: str) -> str:
 
 def _map_specs() -> tuple[str, ...]:
     """:data:`MAP_SPECS` with F2 read at call time (the comparison swaps it)."""
-    return (F2["moe"], *MAP_SPECS[1:-2], F2["candidate"], MAP_SPECS[-1])
+    return (F2["moe"], TEN, *SEARCH_SPECS, F2["candidate"], REWARD_CONFIRM)
 
 
 def _map_runs(endpoints: bool = False) -> pd.DataFrame:
