@@ -64,6 +64,10 @@ class TrainConfig:
     beta: float = 0.0
     """KL penalty coefficient β >= 0 to the reference policy (the cold start), k3 estimator (gspo_lab/penalties.py);
     0 = none, as in the GSPO paper (no extra forward pass)."""
+    kl_bias_correction: bool = False
+    """Multiply each token's k3 by the importance ratio to π_old, with its gradient (TRL's
+    ``use_bias_correction_kl``, True by default there since TRL 1.10): the token ratio, or for a sequence-level
+    objective (GSPO's) the sequence ratio broadcast; needs beta > 0. False = the KL term of the GRPO paper's Eq. 4."""
     grad_clip: float | None = 1.0
     """Clip the gradient norm at this value; None turns clipping off."""
     grad_clip_rel: float | None = None
@@ -255,6 +259,8 @@ class TrainConfig:
         check_schedule(self.lr_schedule, self.warmup_steps, self.lr_horizon_steps)
         if not (math.isfinite(self.beta) and self.beta >= 0):
             raise ValueError(f"beta must be a finite number >= 0, got {self.beta}")
+        if self.kl_bias_correction and self.beta == 0:
+            raise ValueError("kl_bias_correction=True weighs the KL term, which is off at beta = 0; set beta > 0")
         if self.eval_every < 0:
             raise ValueError(f"eval_every must be >= 0 (0 = off), got {self.eval_every}")
         if self.eval_prompts < 1:

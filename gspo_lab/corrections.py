@@ -50,6 +50,7 @@ __all__ = [
     "off_policy_keep",
     "correction_stats",
     "masked_by_length",
+    "masked_at_length",
 ]
 
 #: TRL 1.16's ``vllm_importance_sampling_mode`` values (grpo_config.py:934); TRL's default is "sequence_mask"
@@ -175,4 +176,31 @@ def masked_by_length(old_logp: Tensor, sampler_logp: Tensor, mask: Tensor, modes
         for name, d in dropped.items():
             rows.append({"bin": f"{lo}-{hi - 1}", "name": name, "responses": n,
                          "masked": float(d[sel].double().mean()) if n else None})  # fmt: skip
+    return rows
+
+
+@torch.no_grad()
+def masked_at_length(
+    old_logp: Tensor, sampler_logp: Tensor, mask: Tensor, modes: dict, lengths,
+    generator: torch.Generator | None = None,
+) -> list[dict]:  # fmt: skip
+    """The share of responses each sequence mask drops when it reads n of a response's tokens, for each n in
+    ``lengths``: n tokens drawn at random (without replacement, ``generator``) from each response with at least
+    max(lengths) valid tokens, the same responses at every n. Every n then sees the same per-token drift (the draw is
+    exchangeable; a prefix would not be: the first tokens of a response can drift less than the last), so a mask
+    whose rate moves with n is biased by length alone. ``modes`` as in :func:`masked_by_length`. One row per
+    (n, name): ``{"length", "name", "responses", "masked"}`` (``masked`` None when no response is that long)."""
+    mask = check_mask(mask, old_logp.shape)
+    if not lengths or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in lengths):
+        raise ValueError(f"lengths must be whole numbers of tokens >= 1, got {lengths!r}")
+    keys = torch.rand(mask.shape, generator=generator).masked_fill(~mask, 2.0)  # padding sorts last
+    rank = keys.argsort(-1).argsort(-1)  # each valid token's place in a random order of its response
+    long_enough = mask.sum(-1) >= max(lengths)
+    k = int(long_enough.sum())
+    rows = []
+    for n in lengths:
+        for name, args in modes.items():
+            dropped = sampler_ratio(old_logp, sampler_logp, mask & (rank < n), *args).reshape(-1) == 0
+            rows.append({"length": n, "name": name, "responses": k,
+                         "masked": float(dropped[long_enough].double().mean()) if k else None})  # fmt: skip
     return rows

@@ -121,7 +121,8 @@ CATALOGUE: dict[str, str] = {
     # the update (gspo_lab.step)
     "loss/policy": "the objective's loss (−J) on this minibatch",
     "loss/total": "the loss the optimizer minimised: loss/policy + β · ref/kl_k3",
-    "ref/kl_k3": "KL(π_θ‖π_ref) k3 estimate to the reference policy (the cold start), GRPO-aggregated; only when β > 0",
+    "ref/kl_k3": "KL(π_θ‖π_ref) k3 estimate to the reference policy (the cold start), GRPO-aggregated; only when "
+    "β > 0; with kl_bias_correction each token's k3 times its ratio to π_old (TRL's default)",
     "optim/lr": "learning rate used by this step",
     "grad/norm": "gradient norm before clipping",
     "grad/clipped": "1 when a cap in force (grad_clip, or grad_clip_rel × the recent median) bound this update, else 0",

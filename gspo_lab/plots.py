@@ -26,6 +26,8 @@ __all__ = [
     "plot_objective_table",
     "plot_seed_curves",
     "plot_mismatch",
+    "plot_mask_length",
+    "plot_kl_weight",
     "plot_live",
     "plot_trust_regions",
     "LIVE_PANELS",
@@ -279,6 +281,47 @@ def plot_mismatch(samples: dict[str, dict[str, np.ndarray]], bands: dict[str, fl
         ax.set(xscale="log", yscale="log", xlabel=f"{what} (an exact 0 drawn at 1e-12)", ylabel="share above")
         ax.legend(frameon=False, fontsize=7)
     fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_mask_length(table: pd.DataFrame, title: str = "") -> Figure:
+    """The share of responses each sequence mask drops against the number of tokens it reads, one panel per drift.
+
+    ``table``: rows of :func:`gspo_lab.corrections.masked_at_length` with a ``drift`` column (the panel's label, e.g.
+    "sampler 8 updates behind"); one line per mask ``name``, in the table's order; x on a log2 axis.
+    """
+    drifts = list(dict.fromkeys(table["drift"]))
+    fig, axes = fig_row(ncols=len(drifts), width=3.9)
+    for ax, drift in zip(axes, drifts, strict=True):
+        part = table[table["drift"] == drift]
+        for i, name in enumerate(dict.fromkeys(part["name"])):
+            line = part[part["name"] == name]
+            ax.plot(line["length"], line["masked"], marker="o", ms=3, color=f"C{i}", label=name)
+        ax.set(xscale="log", xlabel="tokens the mask reads (n)", ylabel="share of responses dropped", title=drift,
+               ylim=(-0.02, 1.02))  # fmt: skip
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.set_xticks(sorted(set(part["length"])))
+    axes[0].legend(frameon=False, fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_kl_weight(parts: dict, mask, title: str = "") -> Figure:
+    """Per valid token, |∇ of the unweighted k3 term| (x) against |what a ratio weight adds| (y), one colour per
+    weight. ``parts``: ``{label: {"kl": (B, T), "extra": (B, T)}}`` (:func:`gspo_lab.penalties.kl_weight_gradient`)."""
+    fig, axes = fig_row(ncols=1, width=5.0, height=4.0)
+    ax = axes[0]
+    lo, hi = np.inf, 0.0
+    for i, (name, g) in enumerate(parts.items()):
+        x, y = (np.clip(g[k][mask].abs().double().numpy(), 1e-12, None) for k in ("kl", "extra"))
+        ax.scatter(x, y, s=6, alpha=0.5, color=f"C{i}", label=name)
+        lo, hi = min(lo, x.min(), y.min()), max(hi, x.max(), y.max())
+    ax.plot([lo, hi], [lo, hi], color="grey", ls=":", label="y = x")
+    ax.set(xscale="log", yscale="log", xlabel="|∇ k3 term| per token", ylabel="|added by the weight| per token")
+    ax.legend(frameon=False, fontsize=7)
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig
 

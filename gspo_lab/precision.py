@@ -8,6 +8,7 @@ updates (:func:`gspo_lab.policy.rollout_logprobs`, train mode).
     m = sampler_mismatch(cfg, "bf16")               # Δ = log π_sampler − log π_train per token, (B, T)
     mismatch_stats(m)                               # per token / per sequence (length-normalised, summed) |Δ|
     first_update_clip(m)                            # the clip fractions before any update, π_old = the sampler's
+    stale_mismatch(cfg, (0, 4, 8))                  # {k: Δ between the sampler and the trainer k updates later}
 
 Per sequence, GSPO's log s_i at π_θ = π_old is −mean_t Δ (Eq. 7), the true sequence log-ratio −Σ_t Δ. At k = 0
 π_θ is still the policy that sampled, so every clipped token there is the engines' disagreement alone.
@@ -25,8 +26,8 @@ from gspo_lab.config import TrainConfig
 from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP, get_objective
 from gspo_lab.reductions import masked_mean
 
-__all__ = ["SAMPLERS", "Mismatch", "sampler_mismatch", "batch_composition", "mismatch_stats", "mismatch_samples",
-           "first_update_clip", "correction_table"]  # fmt: skip
+__all__ = ["SAMPLERS", "Mismatch", "sampler_mismatch", "batch_composition", "stale_mismatch", "mismatch_stats",
+           "mismatch_samples", "first_update_clip", "correction_table"]  # fmt: skip
 
 #: the sampler's precision: the name of TrainConfig.old_logp that takes π_old from it
 SAMPLERS = {"fp32": "sampler", "bf16": "sampler_bf16"}
@@ -97,6 +98,33 @@ def batch_composition(cfg: TrainConfig, sizes: tuple[int, int] = (1, 8), precisi
     delta = (scored[0] - scored[1]).where(mask, 0.0)
     adv = torch.zeros(B, dtype=torch.float64)  # no update is read here: the clip fractions need none
     return Mismatch(f"{precision} micro-batches {sizes[0]} vs {sizes[1]}", delta, mask, scored[1], scored[0], adv)
+
+
+def stale_mismatch(cfg: TrainConfig, updates: tuple[int, ...] = (0, 2, 4, 8)) -> dict[int, Mismatch]:
+    """A sampler that stays behind while the trainer moves: one rollout batch of ``cfg`` sampled in fp32, then
+    ``max(updates)`` optimizer steps of ``cfg``'s objective on its minibatches in turn (``cfg.lr``, …); after k of
+    them the trainer scores the same responses. ``{k: Mismatch}`` with Δ = log π_sampler − log π_θk, the drift a
+    rollout lag of about k / M batches puts between a behaviour policy and the trainer (k = 0: the fp32 floor).
+    π_old is recomputed for the updates (``old_logp = "recompute"``), so the drift is the updates' alone."""
+    from gspo_lab.policy import rollout_logprobs
+    from gspo_lab.step import collect, init_state, update
+
+    if not updates or any(isinstance(k, bool) or not isinstance(k, int) or k < 0 for k in updates):
+        raise ValueError(f"updates must be a non-empty tuple of whole numbers >= 0, got {updates!r}")
+    state = init_state(replace(cfg, old_logp="recompute", rollout_lag=0))
+    batch = collect(state)
+    data, mask = batch.data, batch.data.response_mask
+    out = {}
+    for k in range(max(updates) + 1):
+        if k in updates:
+            state.model.train()
+            with torch.no_grad():
+                full, _ = rollout_logprobs(state.model, data)
+            delta = (data.sampler_logp.double() - full.double()).where(mask, 0.0)
+            out[k] = Mismatch(f"sampler {k} updates behind", delta, mask, full, data.sampler_logp, batch.adv)
+        if k < max(updates):
+            update(state, batch, k % cfg.minibatches)
+    return out
 
 
 def _quantiles(x: torch.Tensor, prefix: str) -> dict:

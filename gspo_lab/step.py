@@ -68,7 +68,7 @@ from gspo_lab.grad_shaping import (
     spike_step,
 )
 from gspo_lab.objectives import get_objective
-from gspo_lab.penalties import kl_penalty
+from gspo_lab.penalties import kl_level, kl_penalty
 from gspo_lab.policy import rollout_logprobs
 from gspo_lab.reductions import masked_mean, seq_lengths
 from gspo_lab.rollout import Rollout, rollout
@@ -287,7 +287,8 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
     )
     policy_loss = loss
     if batch.ref_logp is not None:
-        ref_kl, _ = kl_penalty(logp, batch.ref_logp[m], mask)
+        weigh = {"old_logp": batch.old_logp[m], "level": kl_level(cfg.objective)} if cfg.kl_bias_correction else {}
+        ref_kl, _ = kl_penalty(logp, batch.ref_logp[m], mask, **weigh)
         loss = policy_loss + cfg.beta * ref_kl
     state.optimizer.zero_grad(set_to_none=True)
     params = [p for p in state.model.parameters() if p.requires_grad]

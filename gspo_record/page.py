@@ -28,6 +28,7 @@ import gspo_record.f2.ten as f2_ten
 import gspo_record.f3.volatility as f3_volatility
 import gspo_record.f4.replay as f4_replay
 import gspo_record.f5.confirm as f5_confirm
+import gspo_record.f5.mask_form as f5_mask_form
 import gspo_record.f5.precision as f5_precision
 import gspo_record.f5.topk as f5_topk
 import gspo_record.f6.drift as f6_drift
@@ -56,17 +57,8 @@ from gspo_record.figures import DPI, legible
 from gspo_record.fmt import FILTERS
 from gspo_record.prose import sep
 
-__all__ = [
-    "SECTIONS",
-    "TEMPLATES",
-    "template_files",
-    "PAGES",
-    "compute",
-    "render",
-    "build",
-    "check",
-    "md_table",
-]
+__all__ = ["SECTIONS", "TEMPLATES", "template_files", "PAGES", "compute", "render", "build", "check",
+           "md_table"]  # fmt: skip
 
 HERE = Path(__file__).parent
 #: the book's shared templates (the story, the overview, the glossary, the recipe, methods, macros); each finding's own
@@ -108,6 +100,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f5_train": f5_precision.train_section,
     "f5_confirm": f5_confirm.confirm_section,
     "f5t": f5_topk.section,
+    "f5g": f5_mask_form.section,
     "f6": f6_variance.section,
     "f6b": f6_length.section,
     "f6c": f6_stability.section,

@@ -36,6 +36,8 @@ lr = 3e-5
 draws = 8  # random minibatches per gradient-variance estimate (the bootstrap resamples these)
 minibatch = 32
 seed = 0
+kl_beta = 0.04  # section 4: β of the KL term (the GRPO paper's; TRL's default was 0.04 before 0.19)
+kl_rollouts = 5  # section 4: RL steps at β > 0 before the measured batch (so π_θ has left π_ref)
 results_path = None
 
 # %% [markdown]
@@ -129,6 +131,57 @@ identity = gspo_token_identity(trace, updates, per_token_advantages(trace.train,
 identity
 
 # %% [markdown]
+# ## 4. TRL's KL weight: the gradient a ratio of 1 still adds
+# With β > 0 the loss carries a KL term to a reference policy π_ref (the cold start here), estimated per token by
+# k3 = π_ref/π_θ − log(π_ref/π_θ) − 1 (the GRPO paper's Eq. 4). TRL (since 1.10, `use_bias_correction_kl=True` by
+# default) multiplies each token's k3 by the importance ratio w to π_old, keeping w's gradient: the token's w for GRPO,
+# the response's sequence ratio, broadcast, for GSPO (`importance_sampling_level="sequence"`). On the first update of a
+# batch w = 1, so the loss's value is unchanged, but its gradient gains β·k3·∇log w, a term the GSPO paper's objective
+# does not have. Here: `kl_rollouts` RL steps of GRPO at β = `kl_beta` from the cold start, then one fresh batch; on
+# its first minibatch (π_θ = π_old), the KL term's gradient w.r.t. each token's log-prob without the weight and the
+# part the weight adds (`gspo_lab.penalties.kl_weight_gradient`; tests/test_kl_trl.py checks both against TRL 1.16's
+# own loss). The policy gradient of GRPO on the same tokens is the scale.
+
+# %%
+from dataclasses import replace
+
+import pandas as pd
+
+from gspo_lab.penalties import kl_penalty, kl_weight_gradient
+from gspo_lab.plots import plot_kl_weight
+from gspo_lab.step import collect, init_state, train_step
+
+kl_state = init_state(replace(cfg, beta=kl_beta))
+for _ in range(kl_rollouts):
+    train_step(kl_state)
+kl_batch = collect(kl_state)
+kl_rows = kl_batch.minibatches[0]
+kl_mask, kl_logp, kl_ref = kl_batch.data.response_mask[kl_rows], kl_batch.old_logp[0], kl_batch.ref_logp[0]
+kl_len = kl_mask.sum(-1, keepdim=True).clamp(min=1)
+_, kl_k3 = kl_penalty(kl_logp, kl_ref, kl_mask)
+policy_grad = (-kl_batch.adv[kl_rows].unsqueeze(-1) / kl_len / len(kl_rows)).where(kl_mask, 0.0)  # GRPO, w = 1
+kl_parts, kl_table = {}, []
+for owner, level in (("GRPO", "token"), ("GSPO", "sequence")):
+    kl_parts[owner] = g = kl_weight_gradient(kl_logp, kl_ref, kl_logp, kl_mask, level)
+    kl_table.append({"objective (weight)": f"{owner} ({level} ratio)", "‖∇ k3 term‖": g["kl"].norm().item(),
+                     "‖added by the weight‖": g["extra"].norm().item(),
+                     "added ÷ k3 term": (g["extra"].norm() / g["kl"].norm()).item(),
+                     "β · added ÷ ‖∇ policy loss‖": (kl_beta * g["extra"].norm() / policy_grad.norm()).item()})
+display(plot_kl_weight(kl_parts, kl_mask, title=f"{checkpoint}, after {kl_rollouts} RL steps at β = {kl_beta}: the "
+                                                 "KL term's gradient per token, and what TRL's weight adds"))
+display(pd.DataFrame(kl_table).set_index("objective (weight)"))
+print(f"mean k3 per token on this minibatch: {kl_k3[kl_mask].mean().item():.4g}")
+
+# %% [markdown]
+# *Figure 4.* One minibatch of a fresh rollout batch after `kl_rollouts` GRPO steps at β = `kl_beta`, on its first
+# update (π_θ = π_old): per valid token, the magnitude of the unweighted k3 term's gradient w.r.t. the token's
+# log-prob (x) against the magnitude of what TRL's ratio weight adds to it (y), for the token ratio (GRPO) and the
+# sequence ratio (GSPO), log-log, with the line y = x. What to see: the weight's addition is not small next to the
+# term it weighs; at the token level it is k3 itself per token, at the sequence level each response's mean k3 spread
+# over its tokens. The table gives the norms, and the last column their size against GRPO's policy gradient at this
+# β. The claim below checks the on-policy identity the paragraph above states.
+
+# %% [markdown]
 # ## What to take away
 
 # %% jupyter={"source_hidden": true}
@@ -138,6 +191,12 @@ claims = [
     claim("gspo_token_identity", "max |∇ GSPO-token − ∇ GSPO| (sequence Â)", identity["max_abs_diff_sequence_adv"], "<=", 1e-6),
     claim("grpo_unequal_weights", "GRPO within-response std of token weights", grpo_spread, ">", 1e-4),
 ]
+expected = {"GRPO": kl_k3 / kl_len / len(kl_rows),
+            "GSPO": (kl_k3.sum(-1, keepdim=True) / kl_len / kl_len / len(kl_rows)).expand_as(kl_k3)}
+kl_identity = max(((kl_parts[o]["extra"] - expected[o].where(kl_mask, 0.0)).abs().max() / expected[o].abs().max())
+                  .item() for o in expected)  # fmt: skip
+claims.append(claim("kl_weight_adds_k3", "TRL's KL weight on-policy: max |added gradient − k3 / (|y| B)| (token) and "
+                    "− mean k3 / (|y| B) (sequence), relative", kl_identity, "<=", 1e-4))
 takeaway([
     f"Off-policy, GRPO weights each token of a response by its own $w_{{i,t}}$: the weights within one response spread "
     f"by {fmt(grpo_spread)} (std), where GSPO's are equal by construction "
@@ -145,6 +204,11 @@ takeaway([
     f"At update k = {updates} GRPO's minibatch gradient is {fmt(stale['noise_ratio'])}× as noisy as GSPO's relative "
     f"to its mean (5-95 % over draws: {fmt(stale['noise_ratio_lo'])}-{fmt(stale['noise_ratio_hi'])}). On one "
     "rollout batch this interval often includes 1; over 5 seeds and three lengths it is finding 6.",
+    f"TRL's default KL weight (use_bias_correction_kl) adds {fmt(kl_table[0]['added ÷ k3 term'])}× the k3 term's "
+    f"gradient norm at the token level and {fmt(kl_table[1]['added ÷ k3 term'])}× at GSPO's sequence level, on "
+    f"the first update of a batch where every ratio is 1; at β = {kl_beta} that is "
+    f"{fmt(kl_table[0]['β · added ÷ ‖∇ policy loss‖'])} and {fmt(kl_table[1]['β · added ÷ ‖∇ policy loss‖'])} of "
+    "GRPO's policy gradient norm here.",
     f"GSPO-token equals GSPO with one advantage per response (gradients within "
     f"{fmt(identity['max_abs_diff_sequence_adv'])}) and differs with per-token advantages "
     f"({fmt(identity['max_abs_diff_token_adv'])}).",
@@ -163,6 +227,7 @@ numbers = {
     "staleness_noise": {"k": updates, **stale.to_dict()},
     "rel_variance": variance[["rel_variance_grpo", "rel_variance_gspo"]].to_dict(),
     "identity": identity,
+    "kl_weight": kl_table,
     "grpo_spread": grpo_spread,
     "gspo_spread": profiles["gspo"]["within_response_std"].max(),
 }

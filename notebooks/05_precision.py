@@ -33,6 +33,10 @@ seed = 0
 temperature = 1.0
 lag_seeds = "confirm"
 top_k = 2  # section 6: the sampler keeps the k most likely tokens
+mask_checkpoint = "sweep-addfmt-L7"  # section 8: add_format, 7 digits, responses up to 75 tokens
+mask_updates = [2, 8, 32]  # section 8: how many updates the trainer is ahead of the sampler (one panel each)
+mask_lengths = [8, 16, 32, 64]  # section 8: how many of a response's tokens the mask reads
+mask_prompts = 32  # section 8: prompts of its batch (x group_size responses; at every tier, the claim needs them)
 results_path = None
 
 # %% [markdown]
@@ -284,6 +288,62 @@ display(pd.DataFrame(composition_stats).T[["tok_mean", "tok_p99", "tok_max", "se
 # below checks the share of responses batch composition alone moves outside GSPO's band in bf16.
 
 # %% [markdown]
+# ## 8. The length bias of sequence-level masks
+# A sampler correction at the sequence level weighs or drops a whole response by its ratio ρ_t = π_old / π_sampler.
+# TRL's `sequence_mask` takes the *product* of the token ratios and drops the response when it passes 3.0 (no lower
+# bound by default); SkyRL's default takes their *geometric mean* and drops the response outside [0.99, 1.01]. The
+# product's log is a sum over the response, so the same per-token drift drops long responses first; the mean's is
+# not. GSPO's own ratio is a geometric mean too, against a much narrower band ([1 − 3e-4, 1 + 4e-4]); it clips rather
+# than drops, so its line is the share of responses outside its band.
+#
+# The drift: one rollout batch of `mask_checkpoint` (add_format, 7 digits, responses up to 75 tokens) sampled in
+# fp32, then the trainer takes `mask_updates` GRPO updates on it at the regime's learning rate (3e-5) and scores the
+# same responses again: the sampler is k updates behind, what a rollout lag does (section 5). The length: each mask
+# reads n tokens drawn at random from each response (the same responses at every n), so every n sees the same
+# per-token drift and only the count of tokens changes (a prefix would mix length with position: a response's first
+# tokens here drift less than its last). Beside
+# TRL's default the product is drawn with a lower bound 1/3, and the geometric mean with the bounds that equal that
+# product's at 64 tokens, 3^(±1/64) = [0.983, 1.017]: the two agree at n = 64 by construction, and differ below it.
+
+# %%
+import torch
+
+from gspo_lab.corrections import SKYRL_GEO_BOUNDS, masked_at_length
+from gspo_lab.plots import plot_mask_length
+from gspo_lab.precision import stale_mismatch
+
+torch_gen = torch.Generator().manual_seed(seed)
+mask_cfg = TrainConfig(checkpoint=mask_checkpoint, task="add_format", length=7, prompts_per_rollout=mask_prompts,
+                       group_size=group_size, minibatches=8, lr=3e-5, seed=seed, temperature=temperature)
+stale_drift = stale_mismatch(mask_cfg, tuple(mask_updates))
+matched = 3.0 ** (1 / max(mask_lengths))
+mask_modes = {"product, TRL's default (ρ > 3)": ("sequence_mask", None, 3.0),
+              "product, [1/3, 3]": ("sequence_mask", 1 / 3, 3.0),
+              f"geometric, [{1 / matched:.3f}, {matched:.3f}] (= the product's at {max(mask_lengths)})":
+                  ("sequence_geo_mask", 1 / matched, matched),
+              f"geometric, SkyRL's default {SKYRL_GEO_BOUNDS}": ("sequence_geo_mask", *SKYRL_GEO_BOUNDS),
+              "GSPO's band (outside)": ("sequence_geo_mask", 1 - GSPO_CLIP.low, 1 + GSPO_CLIP.high)}
+mask_rates = pd.DataFrame([{"drift": f"sampler {k} updates behind", "updates": k, **row}
+                           for k, m in stale_drift.items()
+                           for row in masked_at_length(m.train_logp, m.sampler_logp, m.mask, mask_modes, mask_lengths,
+                                                       torch_gen)])
+display(plot_mask_length(mask_rates, title=f"{mask_checkpoint}: responses each sequence mask drops, against the "
+                                           "tokens it reads"))
+display(mask_rates.pivot_table(index=["updates", "length"], columns="name", values="masked", sort=False).round(3))
+print(f"responses read at every n: {int(mask_rates['responses'].iloc[0])} of {mask_prompts * group_size}")
+
+# %% [markdown]
+# *Figure 10.* One rollout batch of the add_format cold start (7 digits), sampled in fp32 and scored by the trainer
+# after k GRPO updates on it (one panel per k): the share of responses each sequence-level mask drops when it reads n
+# tokens drawn at random from each response (x, log scale; only responses with at least the largest n tokens, the same
+# ones at every n). Lines: TRL's product mask at its default (drops ρ > 3), the product with a lower bound 1/3, the
+# geometric mean with bounds equal to that product's at the largest n, SkyRL's default geometric mask, and the share
+# outside GSPO's band. What to see: how much faster the product lines rise with n than the geometric ones; the claim
+# below checks it at the middle panel's drift, and the table holds the numbers. A stale trainer mostly *lowers* the
+# sampled responses' likelihood here (ρ < 1), so TRL's one-sided default almost never fires; what its cap would catch
+# is drawn beside it. Finding 5's page reads the training runs on these masks (rule f5g.form).
+
+# %% [markdown]
 # ## What to take away
 
 # %% jupyter={"source_hidden": true}
@@ -321,6 +381,14 @@ claims += [
           min(at(clip_lag, "gspo/behaviour", clip_top, u)["lo"] - at(clip_lag, "gspo/behaviour", 0, u)["hi"]
               for u in ("tokens", "responses")), ">=", 0.1),
 ]
+mid = sorted(mask_updates)[len(mask_updates) // 2]
+rate = mask_rates[mask_rates["updates"] == mid].set_index(["name", "length"])["masked"]
+rise = {name: rate[(name, max(mask_lengths))] - rate[(name, min(mask_lengths))] for name in mask_modes}
+product_two, geo_matched = list(mask_modes)[1:3]
+claims.append(
+    claim("product_mask_biased_by_length", f"sweep-addfmt-L7, sampler {mid} updates behind: rise of the dropped share "
+          f"from n = {min(mask_lengths)} to {max(mask_lengths)} tokens, product [1/3, 3] − geometric (matched)",
+          rise[product_two] - rise[geo_matched], ">=", 0.03))
 trl_band = corr[corr["band"].str.startswith("TRL")]
 touched = float(trl_band[["masked_frac", "truncated_frac"]].max().max())
 takeaway([
@@ -344,6 +412,12 @@ takeaway([
     f"{fmt(composition_stats['bf16']['seq_outside_gspo'])} of the responses outside GSPO's band in bf16 "
     f"({fmt(composition_stats['fp32']['seq_outside_gspo'])} in fp32), where the bf16 sampler moves "
     f"{fmt(bf16['seq_outside_gspo'])}: the GPU reports of a gap as large as the sampler's are not reproduced here.",
+    f"Sequence masks read by length, a sampler {mid} updates behind: reading {min(mask_lengths)} tokens of a response "
+    f"instead of {max(mask_lengths)}, the product mask [1/3, 3] drops {fmt(rate[(product_two, min(mask_lengths))])} "
+    f"of the responses instead of {fmt(rate[(product_two, max(mask_lengths))])}, the geometric mask with the same "
+    f"bounds at {max(mask_lengths)} tokens {fmt(rate[(geo_matched, min(mask_lengths))])} instead of "
+    f"{fmt(rate[(geo_matched, max(mask_lengths))])}; TRL's one-sided default drops at most "
+    f"{fmt(float(mask_rates[mask_rates['name'] == list(mask_modes)[0]]['masked'].max()))} at any drift and length here.",
     f"A top-{top_k} sampler's own log-probs as π_old carry the kept mass: before any update GSPO clips "
     f"{fmt(first_update_clip(plain)['gspo']['clip/token_frac'])} of the tokens and GRPO "
     f"{fmt(first_update_clip(plain)['grpo']['clip/token_frac'])}; scoring on the sampler's kept tokens (sampling "
@@ -359,6 +433,7 @@ takeaway([
 numbers = {"stats": stats.to_dict(orient="index"), "first_update_clip": first, "train_verdict": str(train["verdict"]),
            "lag": {"lags": lags, "stale": stale, "sync": sync},
            "batch_composition": composition_stats,
+           "mask_length": mask_rates.to_dict(orient="records"),
            "top_k": {name: {**topk_stats[name], **{o: d for o, d in topk_clip[name].items()}} for name in topk}}
 results = record_results(results_path, "05_precision", claims, numbers, parameters=dict(checkpoints=checkpoints,
                                                                                         lag_seeds=lag_seeds))

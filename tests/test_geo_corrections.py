@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from gspo_lab.config import TrainConfig
-from gspo_lab.corrections import GEO_MODES, SKYRL_GEO_BOUNDS, masked_by_length, sampler_ratio
+from gspo_lab.corrections import GEO_MODES, SKYRL_GEO_BOUNDS, masked_at_length, masked_by_length, sampler_ratio
 
 
 def skyrl_geometric_mask(old, rollout, loss_mask, low, high):
@@ -58,6 +58,45 @@ def test_a_product_mask_drops_long_responses_first_and_a_geometric_one_does_not(
     rate = {(r["bin"], r["name"]): r["masked"] for r in rows}
     assert rate[("1-9", "product")] < rate[("40-80", "product")]
     assert rate[("1-9", "geometric")] >= rate[("40-80", "geometric")]
+
+
+def test_at_one_drift_per_token_the_product_bites_with_length_and_the_mean_does_not():
+    """masked_at_length draws n of each response's tokens: with every token drifting by the same d the geometric mean
+    is d at every n (its rate flat), the product's log ρ is n·d (its rate a step at n > log 3 / d)."""
+    B, T, d = 32, 80, 0.02
+    sampler = torch.full((B, T), -1.0, dtype=torch.float64)
+    old, mask = sampler + d, torch.ones(B, T, dtype=torch.bool)
+    modes = {"product": ("sequence_mask", None, 3.0), "geometric": ("sequence_geo_mask", 0.99, 1.01)}
+    rows = masked_at_length(old, sampler, mask, modes, [10, 40, 60, 80], torch.Generator().manual_seed(0))
+    rate = {(r["length"], r["name"]): r["masked"] for r in rows}
+    assert [rate[(n, "product")] for n in (10, 40, 60, 80)] == [0.0, 0.0, 1.0, 1.0]  # log 3 / 0.02 = 54.9 tokens
+    assert {rate[(n, "geometric")] for n in (10, 40, 60, 80)} == {1.0}  # e^0.02 > 1.01 at every n
+    assert {r["responses"] for r in rows} == {B}
+
+
+def test_masked_at_length_reads_the_same_responses_at_every_length_and_all_of_them_at_full_length():
+    old, sampler, mask = _batch(seed=1, B=200, T=40, drift=0.05)
+    modes = {"product": ("sequence_mask", 1 / 3, 3.0)}
+    rows = masked_at_length(old, sampler, mask, modes, [5, 40], torch.Generator().manual_seed(1))
+    full = sampler_ratio(old, sampler, mask, "sequence_mask", 1 / 3, 3.0).reshape(-1) == 0
+    long = mask.sum(-1) >= 40
+    assert rows[0]["responses"] == rows[1]["responses"] == int(long.sum()) > 0
+    assert rows[1]["masked"] == pytest.approx(float(full[long].double().mean()))
+    with pytest.raises(ValueError, match="lengths must be whole numbers of tokens >= 1"):
+        masked_at_length(old, sampler, mask, modes, [0, 5])
+
+
+def test_a_stale_sampler_drifts_from_the_trainer_only_after_updates():
+    from gspo_lab.precision import stale_mismatch
+
+    cfg = TrainConfig(checkpoint="sweep-addfmt-L2", task="add_format", length=2, prompts_per_rollout=4, group_size=4,
+                      minibatches=2, lr=3e-4, seed=0)  # fmt: skip
+    ms = stale_mismatch(cfg, (0, 4))
+    floor, moved = (float(ms[k].delta.abs().max()) for k in (0, 4))
+    assert floor <= 1e-4 < moved  # k = 0: the fp32 sampler against the fp32 trainer, the same weights
+    assert torch.equal(ms[0].sampler_logp, ms[4].sampler_logp)  # the same responses, scored later
+    with pytest.raises(ValueError, match="updates must be a non-empty tuple"):
+        stale_mismatch(cfg, (-1,))
 
 
 def test_a_bad_geometric_setting_gets_a_clear_error():

@@ -637,6 +637,56 @@ def _rule(rule, what, target, replacement, mutant):
 RULE_MUTANTS: list = []  # filled below, after the Mutant dataclass
 
 
+def nb05_product_mask_biased_by_length(patched: bool) -> bool:
+    from gspo_lab.corrections import masked_at_length
+    from gspo_lab.precision import stale_mismatch
+
+    cfg = TrainConfig(checkpoint="sweep-addfmt-L7", task="add_format", length=7, prompts_per_rollout=32, group_size=8,
+                      minibatches=8, lr=3e-5, seed=0)  # fmt: skip
+    m = stale_mismatch(cfg, (8,))[8]
+    matched = 3.0 ** (1 / 64)
+    modes = {"product": ("sequence_mask", 1 / 3, 3.0), "geometric": ("sequence_geo_mask", 1 / matched, matched)}
+    rows = masked_at_length(m.train_logp, m.sampler_logp, m.mask, modes, [8, 64], torch.Generator().manual_seed(0))
+    rate = {(r["length"], r["name"]): r["masked"] for r in rows}
+    rise = {n: rate[(64, n)] - rate[(8, n)] for n in modes}
+    return rise["product"] - rise["geometric"] >= 0.03
+
+
+def product_read_as_mean(original):
+    def broken(old, sampler, mask, mode, clip_min, clip_max):
+        return original(
+            old, sampler, mask, "sequence_geo_mask" if mode == "sequence_mask" else mode, clip_min, clip_max
+        )
+
+    return broken
+
+
+def nb02_kl_weight_adds_k3(patched: bool) -> bool:
+    from gspo_lab.penalties import kl_penalty, kl_weight_gradient
+    from gspo_lab.step import collect, init_state, train_step
+
+    state = init_state(replace(TRACE_CFG, beta=0.04, lr=3e-5))
+    train_step(state)
+    batch = collect(state)
+    rows = batch.minibatches[0]
+    mask, logp, ref = batch.data.response_mask[rows], batch.old_logp[0], batch.ref_logp[0]
+    n = mask.sum(-1, keepdim=True).clamp(min=1)
+    _, k3 = kl_penalty(logp, ref, mask)
+    worst = 0.0
+    for level, expected in (("token", k3 / n / len(rows)), ("sequence", k3.sum(-1, keepdim=True) / n / n / len(rows))):
+        extra = kl_weight_gradient(logp, ref, logp, mask, level)["extra"]
+        expected = expected.expand_as(k3).where(mask, 0.0)
+        worst = max(worst, ((extra - expected).abs().max() / expected.abs().max()).item())
+    return worst <= 1e-4
+
+
+def kl_weight_dropped(original):
+    def broken(logp, ref_logp, mask, *, old_logp=None, level="token"):
+        return original(logp, ref_logp, mask)
+
+    return broken
+
+
 # --- the one table -----------------------------------------------------------------------------------------------
 
 
@@ -711,6 +761,14 @@ MUTANTS: list[Mutant] = [
            "micro-batches 1 vs 8 in bf16 ≤ 0.05", "gspo_lab.precision._micro", micro_reversed,
            "a micro-batch's responses scored against another row's prompt (rows misaligned)",
            nb05_batch_composition_small),
+    Mutant("05:product_mask_biased_by_length", "corrections.masked_at_length on precision.stale_mismatch (8 updates): "
+           "rise of the dropped share from 8 to 64 tokens, product [1/3, 3] − matched geometric ≥ 0.03",
+           "gspo_lab.corrections._log_rho", product_read_as_mean,
+           "a product mask that reads the geometric mean of the token ratios", nb05_product_mask_biased_by_length),
+    Mutant("02:kl_weight_adds_k3", "penalties.kl_weight_gradient on-policy: the weight's added gradient equals "
+           "k3 / (|y| B) (token) and mean k3 / (|y| B) (sequence), relative error ≤ 1e-4",
+           "gspo_lab.penalties.kl_penalty", kl_weight_dropped,
+           "a KL term that drops TRL's ratio weight (use_bias_correction_kl read as off)", nb02_kl_weight_adds_k3),
     Mutant("05:topk_biases_gspo", "precision.first_update_clip: GSPO clip/token_frac at k = 0 ≥ 0.1, π_old = a top-2 "
            "sampler's log-probs", "gspo_lab.rollout.renormalised", _same(renormalised_not),
            "a top-k sampler whose log-probs are not renormalised over the kept tokens", nb05_topk_biases_gspo),
@@ -799,6 +857,8 @@ RULE_MUTANTS += [
     _rule("f2r.late", "across 0", "gspo_record.f2.late.seed_interval", _same(mean_point),
           "the sign of the mean difference instead of its interval"),
     _rule("f5t.replay", "across 0", "gspo_record.f5.topk.seed_interval", _same(mean_point),
+          "the sign of the mean difference instead of its interval"),
+    _rule("f5g.form", "across 0", "gspo_record.f5.mask_form.seed_interval", _same(mean_point),
           "the sign of the mean difference instead of its interval"),
     _rule("f2e.reward_confirm", "across 0, mean above 0", "gspo_record.f2.candidate.seed_interval",
           _same(mean_point), "the sign of the mean difference instead of its interval"),

@@ -24,6 +24,7 @@ import gspo_record.f2.ten as f2t
 import gspo_record.f3.volatility as f3
 import gspo_record.f4.replay as f4
 import gspo_record.f5.confirm as f5c
+import gspo_record.f5.mask_form as f5g
 import gspo_record.f5.precision as f5
 import gspo_record.f5.topk as f5t
 import gspo_record.f6.drift as f6d
@@ -396,6 +397,11 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("higher", lambda: f5t.replay_verdict(UP), "higher"),
         ("lower", lambda: f5t.replay_verdict(DOWN), "lower"),
         ("across 0", lambda: f5t.replay_verdict(MIXED), "none"),
+    ],
+    "f5g.form": [
+        ("higher", lambda: f5g.form_verdict(UP), "higher"),
+        ("lower", lambda: f5g.form_verdict(DOWN), "lower"),
+        ("across 0", lambda: f5g.form_verdict(MIXED), "none"),
     ],
     "f2r.late": [
         ("higher", lambda: f2late.late_verdict(UP), "higher"),
