@@ -300,8 +300,9 @@ def plot_mask_length(table: pd.DataFrame, title: str = "") -> Figure:
             ax.plot(line["length"], line["masked"], marker="o", ms=3, color=f"C{i}", label=name)
         ax.set(xscale="log", xlabel="tokens the mask reads (n)", ylabel="share of responses dropped", title=drift,
                ylim=(-0.02, 1.02))  # fmt: skip
-        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
         ax.set_xticks(sorted(set(part["length"])))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axes[0].legend(frameon=False, fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()

@@ -36,7 +36,7 @@ lr = 3e-5
 draws = 8  # random minibatches per gradient-variance estimate (the bootstrap resamples these)
 minibatch = 32
 seed = 0
-kl_beta = 0.04  # section 4: β of the KL term (the GRPO paper's; TRL's default was 0.04 before 0.19)
+kl_beta = 0.04  # section 4: β of the KL term (the GRPO paper's; TRL 1.16 defaults to 0, DeepSeek-R1 used 0.001)
 kl_rollouts = 5  # section 4: RL steps at β > 0 before the measured batch (so π_θ has left π_ref)
 results_path = None
 
@@ -176,10 +176,11 @@ print(f"mean k3 per token on this minibatch: {kl_k3[kl_mask].mean().item():.4g}"
 # *Figure 4.* One minibatch of a fresh rollout batch after `kl_rollouts` GRPO steps at β = `kl_beta`, on its first
 # update (π_θ = π_old): per valid token, the magnitude of the unweighted k3 term's gradient w.r.t. the token's
 # log-prob (x) against the magnitude of what TRL's ratio weight adds to it (y), for the token ratio (GRPO) and the
-# sequence ratio (GSPO), log-log, with the line y = x. What to see: the weight's addition is not small next to the
-# term it weighs; at the token level it is k3 itself per token, at the sequence level each response's mean k3 spread
-# over its tokens. The table gives the norms, and the last column their size against GRPO's policy gradient at this
-# β. The claim below checks the on-policy identity the paragraph above states.
+# sequence ratio (GSPO), log-log, with the line y = x. What to see: at the token level the addition is k3 itself, of
+# second order (its points lie on a line of slope 2), so it matters on the tokens that have moved far from π_ref; at
+# the sequence level every token of a response gets the response's mean k3, so tokens whose own KL gradient is near 0
+# gain one (the horizontal rows, one per response). The table gives the norms, and the last column their size against
+# GRPO's policy gradient at this β. The claim below checks the on-policy identity the paragraph above states.
 
 # %% [markdown]
 # ## What to take away

@@ -339,7 +339,9 @@ print(f"responses read at every n: {int(mask_rates['responses'].iloc[0])} of {ma
 # ones at every n). Lines: TRL's product mask at its default (drops ρ > 3), the product with a lower bound 1/3, the
 # geometric mean with bounds equal to that product's at the largest n, SkyRL's default geometric mask, and the share
 # outside GSPO's band. What to see: how much faster the product lines rise with n than the geometric ones; the claim
-# below checks it at the middle panel's drift, and the table holds the numbers. A stale trainer mostly *lowers* the
+# below checks it at the middle panel's drift, and the table holds the numbers. The geometric lines rise a little
+# too: a mean over few tokens is noisy, and over more it settles at the response's own drift, which for some
+# responses lies outside the band; the product's sum grows with n itself. A stale trainer mostly *lowers* the
 # sampled responses' likelihood here (ρ < 1), so TRL's one-sided default almost never fires; what its cap would catch
 # is drawn beside it. Finding 5's page reads the training runs on these masks (rule f5g.form).
 
