@@ -98,6 +98,9 @@ class TrainConfig:
     :data:`BRANCHABLE` fields. "" = this very config (the unchanged branch, which continues the trunk bit for bit)."""
     routing_replay: bool = False
     """Routing Replay (paper §5.3, "R2"): compute π_θ with the experts π_old chose."""
+    sampler_routing_replay: bool = False
+    """"R3": record the experts the sampler's own passes chose (in its precision) and route every trainer forward of
+    the batch (π_old's and the updates') through them; an MoE checkpoint, not with routing_replay or compile_update."""
     reward: str = "exact"
     """exact (1 for the exact target) | partial (fraction of matching characters)."""
     advantage_scale: str = "std"
@@ -259,6 +262,9 @@ class TrainConfig:
         check_schedule(self.lr_schedule, self.warmup_steps, self.lr_horizon_steps)
         if not (math.isfinite(self.beta) and self.beta >= 0):
             raise ValueError(f"beta must be a finite number >= 0, got {self.beta}")
+        if self.sampler_routing_replay and (self.routing_replay or self.compile_update):
+            raise ValueError("sampler_routing_replay (R3) replays the sampler's experts in every trainer forward: "
+                             "it needs routing_replay=False (R2 replays π_old's) and compile_update=False")  # fmt: skip
         if self.kl_bias_correction and self.beta == 0:
             raise ValueError("kl_bias_correction=True weighs the KL term, which is off at beta = 0; set beta > 0")
         if self.eval_every < 0:

@@ -38,7 +38,8 @@ FAST_FIELDS = ("group_stats", "fused_adam", "old_forward", "compile_update")
 def fast_fields(cfg: TrainConfig, *, compile: bool = False) -> dict:
     """The fast paths' values of :data:`FAST_FIELDS` for ``cfg``: each lever only where it applies (module
     docstring); a lever that does not apply keeps ``cfg``'s own value."""
-    old_is_sampler = cfg.old_logp != "recompute" and not cfg.routing_replay and cfg.sampler_correction is None
+    old_is_sampler = (cfg.old_logp != "recompute" and not cfg.routing_replay and cfg.sampler_correction is None
+                      and not cfg.sampler_routing_replay)  # fmt: skip
     fields = {"group_stats": False, "fused_adam": cfg.optimizer == "adamw" or cfg.fused_adam}
     fields["old_forward"] = cfg.old_forward and not old_is_sampler
     fields["compile_update"] = cfg.compile_update or (compile and not fields["old_forward"])

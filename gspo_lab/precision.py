@@ -26,7 +26,8 @@ from gspo_lab.config import TrainConfig
 from gspo_lab.objectives import GRPO_CLIP, GSPO_CLIP, get_objective
 from gspo_lab.reductions import masked_mean
 
-__all__ = ["SAMPLERS", "Mismatch", "sampler_mismatch", "batch_composition", "stale_mismatch", "mismatch_stats",
+__all__ = ["SAMPLERS", "Mismatch", "sampler_mismatch", "batch_composition", "stale_mismatch", "routing_mismatch",
+           "mismatch_stats",
            "mismatch_samples", "first_update_clip", "correction_table"]  # fmt: skip
 
 #: the sampler's precision: the name of TrainConfig.old_logp that takes π_old from it
@@ -124,6 +125,41 @@ def stale_mismatch(cfg: TrainConfig, updates: tuple[int, ...] = (0, 2, 4, 8)) ->
             out[k] = Mismatch(f"sampler {k} updates behind", delta, mask, full, data.sampler_logp, batch.adv)
         if k < max(updates):
             update(state, batch, k % cfg.minibatches)
+    return out
+
+
+def routing_mismatch(cfg: TrainConfig, precision: str = "bf16") -> dict:
+    """R3 on one rollout batch of an MoE ``cfg``: the sampler at ``precision`` records the experts its own passes
+    chose; the fp32 trainer scores the same responses with its own routing and with the sampler's replayed.
+    ``{"plain": Mismatch, "r3": Mismatch, "per_layer": (L,) share of the trainer's (token, layer) top-k sets that
+    differ from the sampler's, over the positions whose logits score a response token}``. With R3 the rest of Δ
+    is arithmetic alone."""
+    from gspo_lab.policy import rollout_logprobs
+    from gspo_lab.routing import expert_change_frac_per_layer, record_routing, replay_routing
+    from gspo_lab.step import collect, init_state
+
+    if precision not in SAMPLERS:
+        raise ValueError(f"precision must be one of {sorted(SAMPLERS)}, got {precision!r}")
+    state = init_state(replace(cfg, old_logp=SAMPLERS[precision], sampler_routing_replay=True, compile_update=False,
+                               routing_replay=False))  # fmt: skip
+    if not state.is_moe:
+        raise ValueError(f"routing_mismatch needs an MoE checkpoint (experts to replay), got {cfg.checkpoint!r}")
+    batch = collect(state)
+    data, mask = batch.data, batch.data.response_mask
+    state.model.train()
+    with torch.no_grad():
+        with record_routing(state.model) as rec:
+            plain, _ = rollout_logprobs(state.model, data)
+        with replay_routing(state.model, data.sampler_routing):
+            r3, _ = rollout_logprobs(state.model, data)
+    P = data.prompt_ids.shape[1]
+    scored = torch.zeros(mask.shape[0], P + mask.shape[1], dtype=torch.bool)  # input positions whose logits score
+    scored[:, P - 1 : P - 1 + mask.shape[1]] = mask
+    out = {"per_layer": expert_change_frac_per_layer(data.sampler_routing, rec.indices, scored)}
+    for name, logp in (("plain", plain), ("r3", r3)):
+        delta = (data.sampler_logp.double() - logp.double()).where(mask, 0.0)
+        out[name] = Mismatch(f"{data.sampler_logp.dtype} sampler, {name}", delta, mask, logp, data.sampler_logp,
+                             batch.adv)  # fmt: skip
     return out
 
 

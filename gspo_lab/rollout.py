@@ -27,6 +27,8 @@ from torch import Tensor
 from transformers import DynamicCache
 
 from gspo_lab.policy import position_ids, response_logprobs
+from gspo_lab.routing import record_routing as record_pass
+from gspo_lab.routing import replay_routing
 from gspo_lab.tasks import Problem
 from gspo_lab.validate import check_sampling
 
@@ -35,6 +37,7 @@ __all__ = [
     "kept_tokens",
     "renormalised",
     "encode_prompts",
+    "replay_sampler_routing",
     "sample_responses",
     "decode_completions",
     "rollout",
@@ -57,6 +60,7 @@ class Rollout:
     temperature: float = 1.0  # τ the responses were sampled at: every later log-prob is scored at it
     old_logp: Tensor | None = None  # (B, T) float32: full-forward log-probs under π_old (at τ)
     sampler_keep: Tensor | None = None  # (B, T, V) bool: the tokens top-k / top-p kept at each step (None: all)
+    sampler_routing: Tensor | None = None  # (B, L, P + T, k) int64: the sampler's experts (R3), None unless recorded
 
 
 def kept_tokens(logp_all: Tensor, top_k: int = 0, top_p: float = 1.0) -> Tensor | None:
@@ -115,10 +119,13 @@ def sample_responses(
     greedy: bool = False,
     top_k: int = 0,
     top_p: float = 1.0,
-) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
-    """Ancestral sampling with a KV cache. Returns response_ids (B, T), response_mask (B, T), sampler_logp (B, T) and
+    record_routing: bool = False,
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None, Tensor | None]:
+    """Ancestral sampling with a KV cache. Returns response_ids (B, T), response_mask (B, T), sampler_logp (B, T),
     the kept tokens (B, T, V) (None unless top-k or top-p is on: :func:`kept_tokens`; the draw and ``sampler_logp``
-    are then those of the distribution renormalised over them).
+    are then those of the distribution renormalised over them), and with ``record_routing`` (an MoE model) the
+    experts the sampler's own passes chose, (B, L, P + T, k) in the trainer's layout (prompt, then response; the last
+    response token, whose logits no log-prob reads, gets experts 0..k−1), else None: the routing R3 replays.
 
     ``generator`` drives every draw (no global RNG). ``autocast_dtype=torch.bfloat16`` runs the sampler's forward
     passes under CPU autocast, like a lower-precision inference engine. ``greedy=True`` takes the argmax instead of
@@ -136,10 +143,19 @@ def sample_responses(
     pos = position_ids(attn)
     cache_kw = {_cache_kwarg(model): DynamicCache(config=model.config)}
     autocast = torch.autocast("cpu", dtype=autocast_dtype) if autocast_dtype else contextlib.nullcontext()
-    tokens, logps, valid, kept = [], [], [], []
+    tokens, logps, valid, kept, routed = [], [], [], [], []
     done = torch.zeros(B, dtype=torch.bool)
+
+    def forward(**kw):
+        if not record_routing:
+            return model(**kw, use_cache=True, **cache_kw)
+        with record_pass(model) as rec:  # one pass each: the prompt, then one token per step
+            out = model(**kw, use_cache=True, **cache_kw)
+        routed.append(rec.indices)
+        return out
+
     with autocast:
-        out = model(input_ids=prompt_ids, attention_mask=attn, position_ids=pos, use_cache=True, **cache_kw)
+        out = forward(input_ids=prompt_ids, attention_mask=attn, position_ids=pos)
         next_pos = pos[:, -1:] + 1
         for _ in range(max_new_tokens):
             logp_all = torch.log_softmax(out.logits[:, -1].float() / temperature, -1)
@@ -159,11 +175,24 @@ def sample_responses(
             if bool(done.all()):
                 break
             attn = torch.cat([attn, valid[-1].long()[:, None]], 1)  # a padded step is invisible to later ones
-            out = model(input_ids=tok[:, None], attention_mask=attn, position_ids=next_pos, use_cache=True, **cache_kw)
+            out = forward(input_ids=tok[:, None], attention_mask=attn, position_ids=next_pos)
             next_pos = next_pos + 1
     mask = torch.stack(valid, 1)
     sampler_logp = torch.stack(logps, 1).masked_fill(~mask, 0.0)
-    return torch.stack(tokens, 1), mask, sampler_logp, (torch.stack(kept, 1) if kept else None)
+    sampler_routing = None
+    if record_routing:  # P + T columns; a last token never fed back (the loop ended on <eos>) gets ids 0..k−1
+        columns = prompt_ids.shape[1] + len(tokens)
+        last = torch.arange(routed[0].shape[-1]).expand(B, routed[0].shape[1], 1, -1)
+        sampler_routing = torch.cat([*routed, last], dim=2)[:, :, :columns]
+    return torch.stack(tokens, 1), mask, sampler_logp, (torch.stack(kept, 1) if kept else None), sampler_routing
+
+
+def replay_sampler_routing(model: torch.nn.Module, data: Rollout, rows: Tensor):
+    """R3: a :func:`~gspo_lab.routing.replay_routing` context through the experts the sampler chose for rows ``rows``
+    of ``data`` (``Rollout.sampler_routing``, recorded by :func:`sample_responses` with ``record_routing``)."""
+    if data.sampler_routing is None:
+        raise ValueError("R3 needs the sampler's routing: sample the batch with record_routing=True")
+    return replay_routing(model, data.sampler_routing.index_select(0, rows))
 
 
 def decode_completions(tokenizer, response_ids: Tensor, response_mask: Tensor) -> list[str]:
@@ -190,6 +219,7 @@ def rollout(
     greedy: bool = False,
     top_k: int = 0,
     top_p: float = 1.0,
+    record_routing: bool = False,
 ) -> Rollout:
     """Sample ``group_size`` responses for each problem (argmax with ``greedy``; top-k / top-p: :func:`kept_tokens`);
     recompute π_old's log-probs by a full forward (over the whole vocabulary) unless ``recompute_old_logp=False``."""
@@ -200,7 +230,7 @@ def rollout(
     was_training = model.training
     model.eval()
     try:
-        response_ids, response_mask, sampler_logp, keep = sample_responses(
+        response_ids, response_mask, sampler_logp, keep, sampler_routing = sample_responses(
             model,
             prompt_ids,
             prompt_mask,
@@ -213,6 +243,7 @@ def rollout(
             greedy=greedy,
             top_k=top_k,
             top_p=top_p,
+            record_routing=record_routing,
         )
         old_logp = None
         if recompute_old_logp:
@@ -237,4 +268,5 @@ def rollout(
         temperature=temperature,
         old_logp=old_logp,
         sampler_keep=keep,
+        sampler_routing=sampler_routing,
     )

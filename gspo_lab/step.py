@@ -71,7 +71,7 @@ from gspo_lab.objectives import get_objective
 from gspo_lab.penalties import kl_level, kl_penalty
 from gspo_lab.policy import rollout_logprobs
 from gspo_lab.reductions import masked_mean, seq_lengths
-from gspo_lab.rollout import Rollout, rollout
+from gspo_lab.rollout import Rollout, replay_sampler_routing, rollout
 from gspo_lab.routing import expert_change_frac, expert_swap_frac, record_routing, replay_routing
 from gspo_lab.schedule import lr_scheduler
 from gspo_lab.staleness import Sampled, stale_stats
@@ -196,6 +196,7 @@ def sample(state: TrainState) -> Sampled:
         sampler_autocast_dtype=cfg.sampler_dtype,
         top_k=cfg.top_k,
         top_p=cfg.top_p,
+        record_routing=cfg.sampler_routing_replay,
     )
     score = task.reward if cfg.reward == "exact" else task.partial_reward
     rewards = torch.tensor([score(p, c) for p, c in zip(data.problems, data.completions, strict=True)])
@@ -228,7 +229,8 @@ def prepare(state: TrainState, sampled: Sampled) -> RolloutBatch:
             old_logp.append(_rows(data.sampler_logp, rows))
             old_routing.append(None)
             continue
-        ctx = record_routing(state.model) if state.is_moe else contextlib.nullcontext()
+        ctx = (replay_sampler_routing(state.model, data, rows) if cfg.sampler_routing_replay  # R3 (TrainConfig)
+               else record_routing(state.model) if state.is_moe else contextlib.nullcontext())  # fmt: skip
         logp, _, routing = _forward(state, data, rows, ctx)
         old_logp.append(logp if cfg.old_logp == "recompute" else _rows(data.sampler_logp, rows))
         old_routing.append(routing)
@@ -272,7 +274,9 @@ def update(state: TrainState, batch: RolloutBatch, m: int) -> dict:
     cfg, t0 = state.cfg, time.perf_counter()
     rows, data = batch.minibatches[m], batch.data
     mask = _rows(data.response_mask, rows)
-    if not state.is_moe or batch.old_routing[m] is None:  # no π_old routing (old_forward=False): nothing to compare
+    if cfg.sampler_routing_replay:  # R3: the sampler's experts (TrainConfig)
+        ctx = replay_sampler_routing(state.model, data, rows)
+    elif not state.is_moe or batch.old_routing[m] is None:  # no π_old routing (old_forward=False): nothing to compare
         ctx = contextlib.nullcontext()
     elif cfg.routing_replay:
         ctx = replay_routing(state.model, batch.old_routing[m])

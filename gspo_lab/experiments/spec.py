@@ -52,7 +52,7 @@ KEY_IF_NOT_DEFAULT = {
     "sampler_precision": "fp32", "sampler_correction": None, "sampler_clip_min": None, "sampler_clip_max": 3.0,
     "opsm_threshold": None, "spike": None, "optimizer": "adamw", "branch_at": 0, "trunk": "", "old_forward": True,
     "group_stats": True, "fused_adam": False, "compile_update": False, "rollout_lag": 0, "top_k": 0, "top_p": 1.0,
-    "sampling_replay": False, "kl_bias_correction": False,
+    "sampling_replay": False, "kl_bias_correction": False, "sampler_routing_replay": False,
 }  # fmt: skip
 
 
