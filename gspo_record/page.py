@@ -30,6 +30,7 @@ import gspo_record.f4.replay as f4_replay
 import gspo_record.f5.confirm as f5_confirm
 import gspo_record.f5.mask_form as f5_mask_form
 import gspo_record.f5.precision as f5_precision
+import gspo_record.f5.r3 as f5_r3
 import gspo_record.f5.topk as f5_topk
 import gspo_record.f6.drift as f6_drift
 import gspo_record.f6.length as f6_length
@@ -101,6 +102,7 @@ SECTIONS: dict[str, Callable[[], tuple[dict, dict]]] = {
     "f5_confirm": f5_confirm.confirm_section,
     "f5t": f5_topk.section,
     "f5g": f5_mask_form.section,
+    "f5r": f5_r3.section,
     "f6": f6_variance.section,
     "f6b": f6_length.section,
     "f6c": f6_stability.section,

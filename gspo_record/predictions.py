@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from gspo_record.f2.predictions import PREDICTIONS as F2
 from gspo_record.f5.mask_form import PREDICTIONS as F5G
+from gspo_record.f5.r3 import PREDICTIONS as F5R
 from gspo_record.f5.topk import PREDICTIONS as F5T
 from gspo_record.f6.predictions import PREDICTIONS as F6
 from gspo_record.f10.predictions import PREDICTIONS as F10
@@ -141,7 +142,7 @@ _OWN = (
 
 #: every scored prediction: findings 12a and 11e here, the others from their findings' modules
 #: (``fN/predictions*.py``)
-PREDICTIONS = _OWN + F2 + F5T + F5G + F6 + F10 + F10_ACCOUNTS + F10_BRANCHES + F11 + F12
+PREDICTIONS = _OWN + F2 + F5T + F5G + F5R + F6 + F10 + F10_ACCOUNTS + F10_BRANCHES + F11 + F12
 
 
 def scored(ctx: dict) -> list[dict]:

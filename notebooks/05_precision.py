@@ -37,6 +37,7 @@ mask_checkpoint = "sweep-addfmt-L7"  # section 8: add_format, 7 digits, response
 mask_updates = [2, 8, 16]  # section 8: how many updates the trainer is ahead of the sampler (one panel each)
 mask_lengths = [8, 16, 32, 64]  # section 8: how many of a response's tokens the mask reads
 mask_prompts = 32  # section 8: prompts of its batch (x group_size responses; at every tier, the claim needs them)
+r3_prompts = 32  # section 9: prompts of its batch on the first (MoE) cold start, at every tier
 results_path = None
 
 # %% [markdown]
@@ -346,6 +347,43 @@ print(f"responses read at every n: {int(mask_rates['responses'].iloc[0])} of {ma
 # is drawn beside it. Finding 5's page reads the training runs on these masks (rule f5g.form).
 
 # %% [markdown]
+# ## 9. R3: the sampler's routing replayed in the trainer
+# In an MoE the inference engine and the trainer can also disagree on *which experts* a token goes through: a router's
+# top-k is a discrete choice, and bf16 rounding flips it where two experts' scores nearly tie (production MoE stacks
+# report about 10 % of routers per pass). *R3* records the experts the sampler's own passes chose and routes the
+# trainer's forward through them (`TrainConfig(sampler_routing_replay=True)`; the gate weights stay the trainer's, so
+# the router still learns), leaving only the arithmetic. Finding 4's *R2* replays π_old's routing instead, between the
+# trainer's own passes. Here: one batch of the first cold start sampled in bf16 (`r3_prompts` prompts), scored by the
+# fp32 trainer with its own routing and with the sampler's replayed, beside an fp32 sampler (the floor, where the
+# replay changes nothing).
+
+# %%
+from gspo_lab.precision import routing_mismatch
+
+r3_cfg = replace(cfgs[checkpoints[0]], prompts_per_rollout=r3_prompts)
+r3 = {p: routing_mismatch(r3_cfg, p) for p in ("fp32", "bf16")}
+display(plot_mismatch({"bf16 sampler vs fp32 trainer": mismatch_samples(r3["bf16"]["plain"]),
+                       "... with R3": mismatch_samples(r3["bf16"]["r3"]),
+                       "fp32 sampler (floor)": mismatch_samples(r3["fp32"]["plain"])}, bands,
+                      title=f"{checkpoints[0]}: share of tokens / responses whose |Δ| exceeds x, with and without R3"))
+r3_stats = {f"{p}{' + R3' if arm == 'r3' else ''}": mismatch_stats(r3[p][arm]) for p in r3 for arm in ("plain", "r3")}
+display(pd.DataFrame(r3_stats).T[["tok_mean", "tok_p99", "tok_max", "seq_p99", "seq_outside_gspo"]])
+display(pd.DataFrame({p: r3[p]["per_layer"].numpy() for p in r3},
+                     index=pd.Index(range(len(r3["bf16"]["per_layer"])), name="MoE layer")).rename(
+    columns=lambda p: f"{p} sampler: (token, layer) sets that differ"))  # fmt: skip
+
+# %% [markdown]
+# *Figure 11.* One rollout batch of the first cold start (`moe-sort` by default, `r3_prompts` prompts × `group_size`),
+# sampled under bf16 autocast and scored by the fp32 trainer with its own routing and with the sampler's routing
+# replayed (R3), beside an fp32 sampler: the share of tokens (left, |Δ|) and of responses (right, |mean_t Δ|) whose
+# gap between the sampler's log-probs and the trainer's exceeds x, log-log; dotted lines: GRPO's edge on tokens and
+# GSPO's on responses. The second table is the share of each MoE layer's (token, layer) top-k expert sets, over the
+# positions whose logits score a response token, in which the trainer's choice differs from the sampler's. What to see:
+# R3 pulls in the far tail of the token curve (the tokens whose experts flipped) and barely moves the response curve
+# against GSPO's edge, where the arithmetic dominates; the claim below checks the mean per-token gap with R3 against
+# without. Finding 5's page reads the training runs with and without R3 (rule f5r.r3).
+
+# %% [markdown]
 # ## What to take away
 
 # %% jupyter={"source_hidden": true}
@@ -391,6 +429,9 @@ claims.append(
     claim("product_mask_biased_by_length", f"sweep-addfmt-L7, sampler {mid} updates behind: rise of the dropped share "
           f"from n = {min(mask_lengths)} to {max(mask_lengths)} tokens, product [1/3, 3] − geometric (matched)",
           rise[product_two] - rise[geo_matched], ">=", 0.03))
+claims.append(
+    claim("r3_removes_routing_mismatch", f"{head}, bf16 sampler, {r3_prompts} prompts: mean per-token |Δ| with R3 ÷ "
+          "without", r3_stats["bf16 + R3"]["tok_mean"] / r3_stats["bf16"]["tok_mean"], "<=", 0.98))
 trl_band = corr[corr["band"].str.startswith("TRL")]
 touched = float(trl_band[["masked_frac", "truncated_frac"]].max().max())
 takeaway([
@@ -420,6 +461,12 @@ takeaway([
     f"bounds at {max(mask_lengths)} tokens {fmt(rate[(geo_matched, min(mask_lengths))])} instead of "
     f"{fmt(rate[(geo_matched, max(mask_lengths))])}; TRL's one-sided default drops at most "
     f"{fmt(float(mask_rates[mask_rates['name'] == list(mask_modes)[0]]['masked'].max()))} at any drift and length here.",
+    f"R3 on {head}: the fp32 trainer picks other experts than the bf16 sampler in "
+    f"{fmt(float(r3['bf16']['per_layer'].min()))}-{fmt(float(r3['bf16']['per_layer'].max()))} of the (token, layer) "
+    f"sets per layer; replaying the sampler's takes the mean per-token gap from {fmt(r3_stats['bf16']['tok_mean'])} to "
+    f"{fmt(r3_stats['bf16 + R3']['tok_mean'])} and the largest from {fmt(r3_stats['bf16']['tok_max'])} to "
+    f"{fmt(r3_stats['bf16 + R3']['tok_max'])}, while the responses outside GSPO's band go from "
+    f"{fmt(r3_stats['bf16']['seq_outside_gspo'])} to {fmt(r3_stats['bf16 + R3']['seq_outside_gspo'])}.",
     f"A top-{top_k} sampler's own log-probs as π_old carry the kept mass: before any update GSPO clips "
     f"{fmt(first_update_clip(plain)['gspo']['clip/token_frac'])} of the tokens and GRPO "
     f"{fmt(first_update_clip(plain)['grpo']['clip/token_frac'])}; scoring on the sampler's kept tokens (sampling "
@@ -436,6 +483,7 @@ numbers = {"stats": stats.to_dict(orient="index"), "first_update_clip": first, "
            "lag": {"lags": lags, "stale": stale, "sync": sync},
            "batch_composition": composition_stats,
            "mask_length": mask_rates.to_dict(orient="records"),
+           "r3": {**r3_stats, "per_layer": {p: r3[p]["per_layer"].tolist() for p in r3}},
            "top_k": {name: {**topk_stats[name], **{o: d for o, d in topk_clip[name].items()}} for name in topk}}
 results = record_results(results_path, "05_precision", claims, numbers, parameters=dict(checkpoints=checkpoints,
                                                                                         lag_seeds=lag_seeds))

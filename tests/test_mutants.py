@@ -687,6 +687,19 @@ def kl_weight_dropped(original):
     return broken
 
 
+def nb05_r3_removes_routing_mismatch(patched: bool) -> bool:
+    from gspo_lab.precision import mismatch_stats, routing_mismatch
+
+    out = routing_mismatch(TrainConfig(checkpoint="moe-sort", length=12, prompts_per_rollout=32, group_size=8), "bf16")
+    return mismatch_stats(out["r3"])["tok_mean"] / mismatch_stats(out["plain"])["tok_mean"] <= 0.98
+
+
+def replay_that_records(original):
+    from gspo_lab.routing import record_routing
+
+    return lambda model, indices: record_routing(model)
+
+
 # --- the one table -----------------------------------------------------------------------------------------------
 
 
@@ -765,6 +778,9 @@ MUTANTS: list[Mutant] = [
            "rise of the dropped share from 8 to 64 tokens, product [1/3, 3] − matched geometric ≥ 0.03",
            "gspo_lab.corrections._log_rho", product_read_as_mean,
            "a product mask that reads the geometric mean of the token ratios", nb05_product_mask_biased_by_length),
+    Mutant("05:r3_removes_routing_mismatch", "precision.routing_mismatch (moe-sort, 32 prompts, bf16 sampler): mean "
+           "per-token |Δ| with R3 ÷ without ≤ 0.98", "gspo_lab.routing.replay_routing", replay_that_records,
+           "a replay that routes through the trainer's own experts", nb05_r3_removes_routing_mismatch),
     Mutant("02:kl_weight_adds_k3", "penalties.kl_weight_gradient on-policy: the weight's added gradient equals "
            "k3 / (|y| B) (token) and mean k3 / (|y| B) (sequence), relative error ≤ 1e-4",
            "gspo_lab.penalties.kl_penalty", kl_weight_dropped,
@@ -857,6 +873,8 @@ RULE_MUTANTS += [
     _rule("f2r.late", "across 0", "gspo_record.f2.late.seed_interval", _same(mean_point),
           "the sign of the mean difference instead of its interval"),
     _rule("f5t.replay", "across 0", "gspo_record.f5.topk.seed_interval", _same(mean_point),
+          "the sign of the mean difference instead of its interval"),
+    _rule("f5r.r3", "across 0", "gspo_record.f5.r3.seed_interval", _same(mean_point),
           "the sign of the mean difference instead of its interval"),
     _rule("f5g.form", "across 0", "gspo_record.f5.mask_form.seed_interval", _same(mean_point),
           "the sign of the mean difference instead of its interval"),

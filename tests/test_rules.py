@@ -26,6 +26,7 @@ import gspo_record.f4.replay as f4
 import gspo_record.f5.confirm as f5c
 import gspo_record.f5.mask_form as f5g
 import gspo_record.f5.precision as f5
+import gspo_record.f5.r3 as f5r
 import gspo_record.f5.topk as f5t
 import gspo_record.f6.drift as f6d
 import gspo_record.f6.length as f6b
@@ -397,6 +398,11 @@ CASES: dict[str, list[tuple[str, object, str]]] = {
         ("higher", lambda: f5t.replay_verdict(UP), "higher"),
         ("lower", lambda: f5t.replay_verdict(DOWN), "lower"),
         ("across 0", lambda: f5t.replay_verdict(MIXED), "none"),
+    ],
+    "f5r.r3": [
+        ("higher", lambda: f5r.r3_verdict(UP), "higher"),
+        ("lower", lambda: f5r.r3_verdict(DOWN), "lower"),
+        ("across 0", lambda: f5r.r3_verdict(MIXED), "none"),
     ],
     "f5g.form": [
         ("higher", lambda: f5g.form_verdict(UP), "higher"),
