@@ -9,20 +9,15 @@ beside it (:func:`declared_flips`); the page's robustness column adds its own.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pandas as pd
 
-import gspo_lab.experiments.reading as reading
-from gspo_lab.experiments.endpoint_range import ACCURACY, DIFFERENCE
-from gspo_lab.experiments.spec import cells
-from gspo_lab.experiments.stats import paired_diff, seed_interval
-from gspo_lab.experiments.store import load_result, result_path
-from gspo_record.fmt import arm_cell, diff_cell, num, robustness
+from gspo_lab.experiments.endpoint_range import DIFFERENCE
+from gspo_lab.experiments.stats import seed_interval
+from gspo_record.f5 import toggle
+from gspo_record.fmt import num
 from gspo_record.prediction import Prediction, parts
 from gspo_record.rules import Rule, register
 from gspo_record.signed import SIGNED, signed
-from gspo_record.tables import declared, progress, spec, with_base, with_endpoints
 
 __all__ = ["SPEC", "R3", "runs", "r3_verdict", "declared_flips", "section", "PREDICTIONS"]
 
@@ -40,30 +35,11 @@ R3 = register(
         specs=(SPEC,),
     )
 )
-#: the spec's declared re-readings of the primary endpoint (eval_final): (words, column)
-REREADINGS = (("training-reward AUC", "reward_auc"), ("mean of the evaluations", "eval_mean"))
-
-
-def _eval_mean(s, keys) -> list[float]:
-    by_key = {c.key: c for c in cells(s, "all")}
-    out = []
-    for key in keys:
-        acc = (load_result(result_path(by_key[key])).get("eval") or {}).get("eval/accuracy_sampled", [])
-        out.append(sum(acc) / len(acc) if acc else float("nan"))
-    return out
 
 
 def runs() -> pd.DataFrame:
-    """The spec's finished runs: objective, replay (bool: R3 on), arm_id ("grpo" / "grpo+r3"), seed, eval_final,
-    reward_auc, eval_mean (every evaluation of the run), clip_token_frac, reward_final, collapsed (v1)."""
-    s = spec(SPEC)
-    t = declared(s)
-    if t.empty:
-        return t
-    t = with_endpoints(s, with_base(s, t, ("objective", "sampler_routing_replay")))
-    replay = t["sampler_routing_replay"].fillna(False).astype(bool)
-    return t.assign(replay=replay, arm_id=t["objective"] + replay.map({True: "+r3", False: ""}),
-                    eval_mean=_eval_mean(s, t["key"]))  # fmt: skip
+    """The spec's finished runs (:func:`.toggle.runs`): arm_id "grpo" / "grpo+r3", replay = R3 on."""
+    return toggle.runs(SPEC, "sampler_routing_replay", "+r3")
 
 
 def r3_verdict(diff: pd.Series, id: str = ""):
@@ -73,51 +49,16 @@ def r3_verdict(diff: pd.Series, id: str = ""):
 
 
 def declared_flips(t: pd.DataFrame, objective: str, outcome: str) -> list[str]:
-    """The spec's re-readings under which ``f5r.r3`` leaves ``outcome`` (words as the page's robustness column)."""
-    flips = []
-    with reading.inner():
-        for what, column in REREADINGS:
-            other = r3_verdict(paired_diff(t, f"{objective}+r3", objective, column))
-            if other.outcome != outcome:
-                flips.append(f"{what}: {other.label}")
-        diff = paired_diff(t, f"{objective}+r3", objective, "eval_final")
-        for seed in sorted(diff.index):
-            if (other := r3_verdict(diff.drop(seed))).outcome != outcome:
-                flips.append(f"without seed {seed}: {other.label}")
-    return flips
+    """The spec's re-readings under which ``f5r.r3`` leaves ``outcome`` (:func:`.toggle.declared_flips`)."""
+    return toggle.declared_flips(t, objective, outcome, r3_verdict, "+r3")
 
 
 def section() -> tuple[dict, dict]:
-    s = spec(SPEC)
-    t = runs()
-    ctx = {"progress": progress(s), "rows": [], "verdicts": [], "seeds": len(s.confirm_seeds)}
-    if t.empty:
-        return ctx, {}
-    for (objective, replay), g in t.groupby(["objective", "replay"], sort=True):
-        ctx["rows"].append([objective.upper(), "on" if replay else "off", len(g), arm_cell(g["eval_final"], ACCURACY),
-                            num(g["clip_token_frac"].mean()), num(g["reward_final"].mean()),
-                            f"{int(g['collapsed'].sum())}/{len(g)}"])  # fmt: skip
-    for objective in ("grpo", "gspo"):
-        diff = paired_diff(t, f"{objective}+r3", objective, "eval_final")
-        if len(diff) < 2:
-            continue
-        verdict = r3_verdict(diff, f"f5r.r3.{objective}")
-        flips = declared_flips(t, objective, verdict.outcome)
-        if flips:  # the spec's own re-readings make it fragile too, beside the page's robustness readings
-            verdict = replace(verdict, flips=tuple(dict.fromkeys((*verdict.flips, *flips))))
-        clip = {r: t[(t["objective"] == objective) & (t["replay"] == r)]["clip_token_frac"].mean() for r in (0, 1)}
-        ctx["verdicts"].append({"objective": objective, "diff": diff_cell(diff), "verdict": verdict,
-                                "declared": robustness(flips), "clip_off": clip[0], "clip_on": clip[1]})  # fmt: skip
-    ctx["table"] = [[v["objective"].upper(), v["diff"], f"**{v['verdict'].label}**{v['verdict'].mark}", v["declared"]]
-                    for v in ctx["verdicts"]]  # fmt: skip
-    return ctx, {}
+    return toggle.section(SPEC, runs(), r3_verdict, "+r3", "f5r.r3")
 
 
 def _read(ctx: dict, objective: str) -> dict:
-    found = [v for v in ctx["f5r"]["verdicts"] if v["objective"] == objective]
-    if not found:
-        raise ValueError(f"{SPEC}: no finished {objective} pairs to score its predictions: gspo-lab sweep {SPEC}")
-    return found[0]
+    return toggle.read(ctx, "f5r", SPEC, objective)
 
 
 def _reads_none(objective: str):
