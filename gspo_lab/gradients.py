@@ -23,6 +23,7 @@ from gspo_lab.policy import rollout_logprobs
 from gspo_lab.reductions import masked_mean, seq_lengths
 
 __all__ = [
+    "kl_weight_report",
     "TRUST_REGIONS",
     "trust_region_weights",
     "UNCLIPPED",
@@ -276,3 +277,42 @@ def trust_region_weights(log_ratios, names=TRUST_REGIONS, overrides: dict | None
             rows += [{"objective": name, "advantage": label, "log_ratio": x, "ratio": float(torch.tensor(x).exp()),
                       "weight": w} for x, w in zip(grid[:, 0].tolist(), weight, strict=True)]  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def kl_weight_report(cfg, rollouts: int) -> dict:
+    """What TRL's KL weight (``use_bias_correction_kl``) adds to the KL term's gradient on the kit's rollouts:
+    ``rollouts`` RL steps of ``cfg`` (β = ``cfg.beta`` > 0, reference = the cold start), then a fresh batch's first
+    minibatch on its first update (π_θ = π_old). Returns ``{"parts": {"GRPO"|"GSPO": kl_weight_gradient(...)},
+    "mask", "table": one row per weight level (the norms, added ÷ k3 term, β·added ÷ GRPO's policy-gradient norm),
+    "mean_k3", "identity": the largest relative gap between the added gradient and its on-policy value k3/(|y|B)
+    (token) or mean_s k3/(|y|B) (sequence)}``."""
+    from gspo_lab.penalties import kl_penalty, kl_weight_gradient
+    from gspo_lab.step import collect, init_state, train_step
+
+    if not cfg.beta > 0:
+        raise ValueError(f"kl_weight_report needs cfg.beta > 0 (a KL term to weigh), got beta={cfg.beta}")
+    state = init_state(cfg)
+    for _ in range(rollouts):
+        train_step(state)
+    batch = collect(state)
+    rows = batch.minibatches[0]
+    mask, logp, ref = batch.data.response_mask[rows], batch.old_logp[0], batch.ref_logp[0]
+    n, B = mask.sum(-1, keepdim=True).clamp(min=1), len(rows)
+    _, k3 = kl_penalty(logp, ref, mask)
+    policy_grad = (-batch.adv[rows].unsqueeze(-1) / n / B).where(mask, 0.0)  # GRPO's at w = 1 (Eq. 10)
+    expected = {"token": k3 / n / B, "sequence": (k3.sum(-1, keepdim=True) / n / n / B).expand_as(k3)}
+    parts, table, identity = {}, [], 0.0
+    for owner, level in (("GRPO", "token"), ("GSPO", "sequence")):
+        parts[owner] = g = kl_weight_gradient(logp, ref, logp, mask, level)
+        want = expected[level].where(mask, 0.0)
+        identity = max(identity, ((g["extra"] - want).abs().max() / want.abs().max()).item())
+        table.append(
+            {
+                "objective (weight)": f"{owner} ({level} ratio)",
+                "‖∇ k3 term‖": g["kl"].norm().item(),
+                "‖added by the weight‖": g["extra"].norm().item(),
+                "added ÷ k3 term": (g["extra"].norm() / g["kl"].norm()).item(),
+                "β · added ÷ ‖∇ policy loss‖": (cfg.beta * g["extra"].norm() / policy_grad.norm()).item(),
+            }
+        )
+    return {"parts": parts, "mask": mask, "table": table, "mean_k3": k3[mask].mean().item(), "identity": identity}

@@ -147,30 +147,15 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gspo_lab.penalties import kl_penalty, kl_weight_gradient
+from gspo_lab.gradients import kl_weight_report
 from gspo_lab.plots import plot_kl_weight
-from gspo_lab.step import collect, init_state, train_step
 
-kl_state = init_state(replace(cfg, beta=kl_beta))
-for _ in range(kl_rollouts):
-    train_step(kl_state)
-kl_batch = collect(kl_state)
-kl_rows = kl_batch.minibatches[0]
-kl_mask, kl_logp, kl_ref = kl_batch.data.response_mask[kl_rows], kl_batch.old_logp[0], kl_batch.ref_logp[0]
-kl_len = kl_mask.sum(-1, keepdim=True).clamp(min=1)
-_, kl_k3 = kl_penalty(kl_logp, kl_ref, kl_mask)
-policy_grad = (-kl_batch.adv[kl_rows].unsqueeze(-1) / kl_len / len(kl_rows)).where(kl_mask, 0.0)  # GRPO, w = 1
-kl_parts, kl_table = {}, []
-for owner, level in (("GRPO", "token"), ("GSPO", "sequence")):
-    kl_parts[owner] = g = kl_weight_gradient(kl_logp, kl_ref, kl_logp, kl_mask, level)
-    kl_table.append({"objective (weight)": f"{owner} ({level} ratio)", "‖∇ k3 term‖": g["kl"].norm().item(),
-                     "‖added by the weight‖": g["extra"].norm().item(),
-                     "added ÷ k3 term": (g["extra"].norm() / g["kl"].norm()).item(),
-                     "β · added ÷ ‖∇ policy loss‖": (kl_beta * g["extra"].norm() / policy_grad.norm()).item()})
-display(plot_kl_weight(kl_parts, kl_mask, title=f"{checkpoint}, after {kl_rollouts} RL steps at β = {kl_beta}: the "
-                                                 "KL term's gradient per token, and what TRL's weight adds"))
+kl = kl_weight_report(replace(cfg, beta=kl_beta), kl_rollouts)
+kl_table = kl["table"]
+display(plot_kl_weight(kl["parts"], kl["mask"], title=f"{checkpoint}, after {kl_rollouts} RL steps at β = {kl_beta}: "
+                                                      "the KL term's gradient per token, and what TRL's weight adds"))
 display(pd.DataFrame(kl_table).set_index("objective (weight)"))
-print(f"mean k3 per token on this minibatch: {kl_k3[kl_mask].mean().item():.4g}")
+print(f"mean k3 per token on this minibatch: {kl['mean_k3']:.4g}")
 
 # %% [markdown]
 # *Figure 4.* One minibatch of a fresh rollout batch after `kl_rollouts` GRPO steps at β = `kl_beta`, on its first
@@ -192,12 +177,8 @@ claims = [
     claim("gspo_token_identity", "max |∇ GSPO-token − ∇ GSPO| (sequence Â)", identity["max_abs_diff_sequence_adv"], "<=", 1e-6),
     claim("grpo_unequal_weights", "GRPO within-response std of token weights", grpo_spread, ">", 1e-4),
 ]
-expected = {"GRPO": kl_k3 / kl_len / len(kl_rows),
-            "GSPO": (kl_k3.sum(-1, keepdim=True) / kl_len / kl_len / len(kl_rows)).expand_as(kl_k3)}
-kl_identity = max(((kl_parts[o]["extra"] - expected[o].where(kl_mask, 0.0)).abs().max() / expected[o].abs().max())
-                  .item() for o in expected)  # fmt: skip
 claims.append(claim("kl_weight_adds_k3", "TRL's KL weight on-policy: max |added gradient − k3 / (|y| B)| (token) and "
-                    "− mean k3 / (|y| B) (sequence), relative", kl_identity, "<=", 1e-4))
+                    "− mean k3 / (|y| B) (sequence), relative", kl["identity"], "<=", 1e-4))
 takeaway([
     f"Off-policy, GRPO weights each token of a response by its own $w_{{i,t}}$: the weights within one response spread "
     f"by {fmt(grpo_spread)} (std), where GSPO's are equal by construction "
