@@ -299,7 +299,7 @@ def kl_weight_report(cfg, rollouts: int) -> dict:
     mask, logp, ref = batch.data.response_mask[rows], batch.old_logp[0], batch.ref_logp[0]
     n, B = mask.sum(-1, keepdim=True).clamp(min=1), len(rows)
     _, k3 = kl_penalty(logp, ref, mask)
-    policy_grad = (-batch.adv[rows].unsqueeze(-1) / n / B).where(mask, 0.0)  # GRPO's at w = 1 (Eq. 10)
+    policy_grad = (-batch.adv[rows].unsqueeze(-1) / n / B).where(mask, 0.0)  # GRPO's at w = 1 (Eqs. 11-12)
     expected = {"token": k3 / n / B, "sequence": (k3.sum(-1, keepdim=True) / n / n / B).expand_as(k3)}
     parts, table, identity = {}, [], 0.0
     for owner, level in (("GRPO", "token"), ("GSPO", "sequence")):
