@@ -2,13 +2,17 @@
 side on the same machine; prints the walls, the ratio and whether the two runs' rows are identical.
 
     python bench/bench_cell.py [--spec f2r_collapse_moe] [--cell 0] [--rollouts 20|full] [--rounds 3] [--ref REF|tree]
-                               [--both FIELD=VALUE ...] [--set FIELD=VALUE ...] [--paths fast [--compile]] [--warm]
+                               [--both FIELD=VALUE ...] [--set FIELD=VALUE ...] [--paths fast [--compile] | compiled]
+                               [--warm]
 
 ``--set`` changes the new side's config only (an opt-in lever, a TrainConfig field): with ``--ref HEAD`` (or
 ``--ref tree``: this working tree on both sides) the two sides run the same code and differ by that setting alone,
 e.g. ``--ref HEAD --set old_logp=sampler``. ``--paths fast`` puts the new side on the fast paths as
 ``gspo_lab.fast_paths.with_paths`` defines them (``--compile``: with the compiled update, as a fast spec's sweep
-workers run it; a field given with ``--set`` or ``--both`` is kept); the old side stays on the reference paths.
+workers run it; a field given with ``--set`` or ``--both`` is kept); ``--paths compiled`` on the compiled paths (the
+trainer's forwards and the sampler's decode compiled wherever they run, as a compiled spec's sweep workers run them;
+pair it with ``--warm``); the old side stays on the reference paths. A compiled side's rows match to float rounding,
+not bit for bit, so "identical rows" reads NO there.
 ``--both`` sets a field on both sides, e.g. ``--both old_logp=sampler`` for a new spec's cell (π_old from the sampler,
 so that ``old_forward=False`` and the compiled update apply). Each side's resolved fields are printed.
 
@@ -53,7 +57,7 @@ sys.path.insert(0, sys.argv[1])
 import dataclasses, torch
 from gspo_lab.experiments.spec import cells, load_spec
 from gspo_lab.train import train
-SHOWN = ("old_logp", "group_stats", "fused_adam", "old_forward", "compile_update")  # what each side's fields print
+SHOWN = ("old_logp", "group_stats", "fused_adam", "old_forward", "compile_update", "compile_sampler")  # printed
 spec = load_spec(sys.argv[2]); cell = cells(spec, "all")[int(sys.argv[3])]
 n = cell.cfg.rollouts if sys.argv[4] == "full" else int(sys.argv[4])
 cfg = dataclasses.replace(cell.cfg, rollouts=n, **json.loads(sys.argv[7]))
@@ -103,7 +107,7 @@ def main(argv: list[str] | None = None) -> dict:
                    help="a TrainConfig field set on the new side only (JSON, else a string); repeatable")  # fmt: skip
     p.add_argument("--both", action="append", default=[], metavar="FIELD=VALUE",
                    help="a TrainConfig field set on both sides (e.g. old_logp=sampler); repeatable")  # fmt: skip
-    p.add_argument("--paths", choices=("fast", "reference"), default="reference",
+    p.add_argument("--paths", choices=("fast", "compiled", "reference"), default="reference",
                    help="the new side's paths (gspo_lab.fast_paths.with_paths; default reference: its config as "
                         "given); the old side stays on the reference paths")  # fmt: skip
     p.add_argument("--compile", action="store_true",
@@ -117,8 +121,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.compile and args.paths != "fast":
         raise SystemExit("--compile applies to --paths fast only")
     new_paths = None
-    if args.paths == "fast":
-        new_paths = {"paths": "fast", "compile": args.compile, "keep": sorted({*args.sets, *args.both_sets})}
+    if args.paths in ("fast", "compiled"):
+        new_paths = {"paths": args.paths, "compile": args.compile, "keep": sorted({*args.sets, *args.both_sets})}
     if args.rollouts != "full" and not (args.rollouts.isdigit() and int(args.rollouts) >= 1):
         raise SystemExit(f"--rollouts must be a positive integer or 'full', got {args.rollouts!r}")
     if args.rounds < 1:
@@ -193,6 +197,7 @@ def report(args, runs: dict) -> dict:
           + (f"; both sides with {fig['both']}" if fig["both"] else "")
           + (f"; new side with {fig['set']}" if fig["set"] else "")
           + (f"; new side on the fast paths{' (compiled)' if args.compile else ''}" if args.paths == "fast" else "")
+          + ("; new side on the compiled paths" if args.paths == "compiled" else "")
           + ("; warm (1 rollout first)" if args.warm else ""))  # fmt: skip
     for tag in ("old", "new"):
         code = "this tree" if tag == "new" or args.ref == "tree" else args.ref

@@ -1,14 +1,18 @@
-"""One RL step of gspo_lab's loop against TRL's GRPOTrainer doing the same work, on CPU, in four columns; prints its
+"""One RL step of gspo_lab's loop against TRL's GRPOTrainer doing the same work, on CPU, in five columns; prints its
 figures.
 
     python bench/bench_step.py [--repeats N] [--warmup N] [--compile-warmup N] [--compile-backend B] [--quick]
                                [--preset moe|dense|sweep] [--json PATH]
 
-The four columns, one worker process each: ``kit fast``, the kit at its new default (``with_paths(cfg, "fast")``,
-what ``gspo-lab train`` runs; here, π_old recomputed, that is ``group_stats=False`` and ``fused_adam=True``);
-``kit ref``, the kit at its reference paths (TrainConfig's defaults, what every stored cell ran); ``TRL``,
-GRPOTrainer at its default as configured below; ``TRL compile``, the same with TrainingArguments'
-``torch_compile=True``. Each column's ratio is against TRL, and kit fast is also set against kit ref.
+The five columns, one worker process each: ``kit fast``, the kit at its new default (``with_paths(cfg, "fast")``,
+what ``gspo-lab train`` runs; here, π_old recomputed, that is ``group_stats=False`` and ``fused_adam=True``); ``kit
+compiled``, the kit at its compiled paths (``with_paths(cfg, "compiled")``: those and ``compile_update``, π_old's
+recomputed forward and the updates' under torch.compile, and ``compile_sampler``, the decode compiled on a static KV
+cache; what a compiled spec's sweep worker runs, warm); ``kit ref``, the kit at its reference paths (TrainConfig's
+defaults, what every stored cell ran); ``TRL``, GRPOTrainer at its default as configured below; ``TRL compile``, the
+same with TrainingArguments' ``torch_compile=True``. Each column's ratio is against TRL; kit fast is also set
+against kit ref, and both kit columns that can be fastest against TRL compile (the target: the faster of them at
+most 0.95× TRL compile).
 
 Files: this entry point (arguments, the round-robin lockstep driver) · step_harness.py (the compared
 configuration, the FLOP formula, timers, RSS, worker processes and their pipe) · step_ours.py, step_trl.py,
@@ -24,13 +28,13 @@ load-balancing loss, 1 torch thread (``torch.set_num_threads(1)`` and ``OMP_NUM_
 Methodology, numbered:
     1. Each column runs in its own subprocess (peak RSS = that process's ``ru_maxrss``, imports included). All
        stay alive and run in round-robin lockstep, driven over a pipe, one RL step at a time (round r starts at
-       column r mod 4), so a burst of load on this shared machine hits every column alike. The first ``--warmup``
+       column r mod 5), so a burst of load on this shared machine hits every column alike. The first ``--warmup``
        rounds are dropped. We report medians and the median of the per-round ratios (column / TRL; kit fast / kit
        ref). Points 5 and 6 run afterwards in a fifth process (the kit's reference paths), so they never inflate a
        column's RSS. Our timers wrap ``gspo_lab.step``'s module
        functions ``rollout``, ``_forward`` and ``collect`` (a rename there shows up in tests/test_bench_smoke.py).
     2. One RL step = sampling + scoring + π_old's no-grad log-prob forward + 4 optimizer steps:
-       ours (both kit columns): ``gspo_lab.step.train_step`` (collect + 4 × update);
+       ours (every kit column): ``gspo_lab.step.train_step`` (collect + 4 × update);
        TRL: everything ``Trainer.train`` does between two RL-step boundaries (4 optimizer steps, a
        ``TrainerCallback`` marks them), its dataloader, logging (``logging_steps=4``) and scheduler included.
        The lockstep wait sits outside the timed span.
@@ -65,9 +69,14 @@ Methodology, numbered:
        already runs warm: 3 graphs, none compiled later). Every step reports the graphs dynamo compiled during it; a
        column that compiles inside a timed step is labelled "not comparable", and one whose worker dies (no C++
        compiler, an inductor error) is reported in its column with its error while the others finish.
+    8. Kit compiled: the same warm-up as TRL compile (the extra steps alone first), on the same backend; its
+       compiled functions are the trainer's log-prob forward (two graphs: π_old's no-grad pass and the update's,
+       with the routing hooks' record mode traced in) and the sampler's decode step (the prompt's pass stays eager).
+    9. Load: the 1-minute load average before and after the timed rounds, printed beside the ratios.
 
-The targets (kit fast's step ≤ 0.5× TRL's; update FLOP/s ≥ 50 % of the 2048² matmul rate; the kit's peak RSS
-< 1 GiB) are reported, not asserted: this machine is shared and noisy.
+The targets (kit fast's step ≤ 0.5× TRL's; the faster comparable kit column, fast or compiled, ≤ 0.95× TRL compile;
+update FLOP/s ≥ 50 % of the 2048² matmul rate; the kit's peak RSS < 1 GiB) are reported, not asserted: this machine
+is shared and noisy.
 """
 
 from __future__ import annotations
@@ -75,6 +84,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -90,6 +100,7 @@ from step_trl import worker_trl  # noqa: E402
 
 WORKERS = {
     "kit_fast": functools.partial(worker_ours, paths="fast"),
+    "kit_compiled": functools.partial(worker_ours, paths="compiled"),
     "kit_ref": functools.partial(worker_ours, paths="reference"),
     "trl": functools.partial(worker_trl, compile=False),
     "trl_compile": functools.partial(worker_trl, compile=True),
@@ -155,13 +166,15 @@ def run(opts) -> dict:
                 if name not in OPTIONAL:
                     raise
                 failed[name] = _error(exc)
+        load = [os.getloadavg()[0]]
         steps, warm, failed = lockstep({n: workers[n] for n in COLUMNS}, warmup, opts.repeats, failed)
+        load.append(os.getloadavg()[0])
         final = {name: workers[name].ask("done") for name in COLUMNS if name not in failed}
         micro = workers["micro"].ask("run")
     finally:
         for w in workers.values():
             w.close()
-    return results(opts, info, steps, warm, failed, final, micro, warmup)
+    return results(opts, info, steps, warm, failed, final, micro, warmup, load)
 
 
 def parse_args(argv=None):

@@ -1,5 +1,7 @@
 """Our stack's worker: ``gspo_lab.step.train_step`` on the compared configuration, timed per phase, at the kit's fast
-paths (``with_paths(cfg, "fast")``, what ``gspo-lab train`` runs) or its reference paths (TrainConfig's defaults)."""
+paths (``with_paths(cfg, "fast")``, what ``gspo-lab train`` runs), its compiled paths (``with_paths(cfg,
+"compiled")``: the trainer's forwards and the sampler's decode under torch.compile, as a compiled spec's sweep worker
+runs them) or its reference paths (TrainConfig's defaults)."""
 
 from __future__ import annotations
 
@@ -35,8 +37,8 @@ class NoStopTokenizer:
 
 
 def our_state(preset: str, minibatches: int, paths: str = "reference"):
-    """A TrainState on the compared configuration at ``paths`` (gspo_lab.fast_paths.with_paths, no compile: as
-    ``gspo-lab train`` runs it), its rollout patched to fixed-length responses, and its timers."""
+    """A TrainState on the compared configuration at ``paths`` (gspo_lab.fast_paths.with_paths; on ``fast`` nothing is
+    compiled, as ``gspo-lab train`` runs it), its rollout patched to fixed-length responses, and its timers."""
     import torch
 
     import gspo_lab.step as loop
@@ -88,6 +90,10 @@ def worker_ours(opts, chan: Channel, paths: str) -> None:
     from gspo_lab.model import count_params
 
     torch.set_num_threads(1)
+    if paths == "compiled":  # the backend TRL's compiled column runs (inductor, aot_eager in the smoke test)
+        import gspo_lab.policy
+
+        gspo_lab.policy.COMPILE_BACKEND = opts.compile_backend
     state, source, timers, seen = our_state(opts.preset, MINIBATCHES, paths)
     settings = {f: getattr(state.cfg, f) for f in FAST_FIELDS}
     chan.send({"ready": True, "source": source, "threads": torch.get_num_threads(), "settings": settings,

@@ -96,10 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
     # a fast path's own flag, when given, wins: its default here is None, "not given"
     p_train.add_argument(
         "--paths",
-        choices=("fast", "reference"),
+        choices=("fast", "compiled", "reference"),
         default="fast",
         help="fast: the measured fast paths where they apply (gspo_lab/fast_paths.py; no compile on a one-off run); "
-        "reference: TrainConfig's defaults, as every stored cell ran (default: fast)",
+        "compiled: those and the trainer's forwards and the sampler's decode under torch.compile (~1 min of "
+        "compiling, for a long run); reference: TrainConfig's defaults, as every stored cell ran (default: fast)",
     )
     for action in p_train._actions:
         if action.dest in FAST_FIELDS:

@@ -119,10 +119,13 @@ class TrainConfig:
     """Log each parameter group's pre-clip gradient norm and AdamW's per-group peak (grad/norm_<group>,
     adam/peak_<group>: findings 2d and 10d). False, a fast path (issue 25), leaves them out; training is unchanged."""
     compile_update: bool = False
-    """Run the update's forward (and so its backward) under ``torch.compile`` (gspo_lab/policy.py): a fast path
-    (issue 25; ~1.2× on an update, warm, after ~40 s of compiling once per process). The same policy up to float
-    rounding, not bit for bit. Needs old_forward=False (π_old is the sampler's own, so only the update's forward runs
-    on the trainer), which also keeps the routing hooks of π_old's recording out of the compiled graph."""
+    """Run the trainer's log-prob forwards under ``torch.compile`` (gspo_lab/policy.py): each update's forward (and so
+    its backward) and, where it runs (``old_forward``), π_old's no-grad forward, two graphs compiled once per process;
+    the routing hooks (recording, Routing Replay, R3) work inside them. A fast path (issues 25, 52; ~1.2× on an
+    update, warm, after ~40 s of compiling once per process). The same policy up to float rounding, not bit for bit."""
+    compile_sampler: bool = False
+    """Run the sampler's decode steps on a static KV cache under ``torch.compile`` (gspo_lab/rollout.py): a fast path
+    (issue 52). The same draws for the same seed, log-probs within float rounding of the eager sampler's."""
     fused_adam: bool = False
     """AdamW's fused CPU kernel (``torch.optim.AdamW(fused=True)``) instead of its per-tensor loop: a fast path
     (issue 25; ~3.4× faster optimizer step on the ``moe`` policy). The same update up to float rounding: parameters
@@ -202,8 +205,6 @@ class TrainConfig:
                 f"sampler_correction=None (they read π_old's forward), got old_logp={self.old_logp!r}, "
                 f"routing_replay={self.routing_replay}, sampler_correction={self.sampler_correction!r}"
             )
-        if self.compile_update and self.old_forward:
-            raise ValueError("compile_update=True needs old_forward=False (the fast path's π_old, from the sampler)")
         self._check_corrections()
         self._check_branch()
         if (
@@ -262,9 +263,9 @@ class TrainConfig:
         check_schedule(self.lr_schedule, self.warmup_steps, self.lr_horizon_steps)
         if not (math.isfinite(self.beta) and self.beta >= 0):
             raise ValueError(f"beta must be a finite number >= 0, got {self.beta}")
-        if self.sampler_routing_replay and (self.routing_replay or self.compile_update):
+        if self.sampler_routing_replay and self.routing_replay:
             raise ValueError("sampler_routing_replay (R3) replays the sampler's experts in every trainer forward: "
-                             "it needs routing_replay=False (R2 replays π_old's) and compile_update=False")  # fmt: skip
+                             "it needs routing_replay=False (R2 replays π_old's)")  # fmt: skip
         if self.kl_bias_correction and self.beta == 0:
             raise ValueError("kl_bias_correction=True weighs the KL term, which is off at beta = 0; set beta > 0")
         if self.eval_every < 0:

@@ -51,23 +51,46 @@ def _has_cpp_compiler() -> bool:
     return True
 
 
+#: dynamo's graphs per compiled function before it gives up and runs eager (its default is 8): the trainer's forward
+#: compiles one graph per grad mode (π_old's no-grad pass, the update's) × routing hooks' mode (off, record, replay)
+#: × model class and depth, which a long-lived sweep worker running several specs can pass
+RECOMPILE_LIMIT = 64
+#: torch.compile's backend on the compiled paths (bench/bench_step.py's smoke run sets "aot_eager": the same tracing
+#: and graphs without inductor's code generation)
+COMPILE_BACKEND = "inductor"
+
+
+def compile_or_eager(fn, what: str, **options):
+    """``torch.compile(fn, **options)`` for the compiled paths (TrainConfig's ``compile_update`` and
+    ``compile_sampler``), or ``fn`` itself, eager, where inductor finds no C++ compiler (said in one line naming
+    ``what``). Sets three process-wide options the first time: dynamo's :data:`RECOMPILE_LIMIT`; its guards on module
+    hooks, which it skips by default (a graph traced before :mod:`gspo_lab.routing` installed its hooks on a model
+    would otherwise run later passes without them: no routing recorded, no replay); and functorch's buffer donation
+    off (a compiled backward may not donate its buffers: ``norm_of``'s first backward keeps the graph, with
+    ``retain_graph=True``, for the second; the flag is read when the backward is compiled, at the first backward)."""
+    if COMPILE_BACKEND == "inductor" and not _has_cpp_compiler():
+        print(f"{what}: no C++ compiler found for torch.compile (inductor); it runs eager", flush=True)
+        return fn
+    import torch._dynamo.config  # not loaded by `import torch`: only a compiling process pays for them
+    import torch._functorch.config
+
+    torch._functorch.config.donated_buffer = False
+    torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, RECOMPILE_LIMIT)
+    torch._dynamo.config.skip_nnmodule_hook_guards = False
+    return torch.compile(fn, backend=COMPILE_BACKEND, **options)
+
+
 @functools.cache
 def _compiled_logits():
     """:func:`_logits` under ``torch.compile(dynamic=True)``, built once per process: inductor fuses the element-wise
     work of a forward and its backward (bench/roofline.py measured 1.22× on an update, warm, after ~40 s of
     compiling, ~12 s from inductor's on-disk cache). The model is an argument, so one compilation serves every policy
-    of the same class in a long-lived process (a sweep worker's later cells compile nothing). Building it turns off
-    functorch's buffer donation for the process. Where inductor finds no C++ compiler it returns :func:`_logits`
-    itself (eager, the reference path) and says so in one line."""
-    if not _has_cpp_compiler():
-        print("compile_update: no C++ compiler found for torch.compile (inductor); the update runs eager", flush=True)
-        return _logits
-    # a compiled backward may not donate its buffers: norm_of's first backward keeps the graph (retain_graph=True)
-    # for the second; the flag is read when the backward is compiled, at the first backward, so it is set here
-    import torch._functorch.config  # not loaded by `import torch`: only a compiling process pays for it
-
-    torch._functorch.config.donated_buffer = False
-    return torch.compile(_logits, dynamic=True)
+    of the same class in a long-lived process (a sweep worker's later cells compile nothing). π_old's no-grad forward
+    and the update's are two graphs (dynamo guards on the grad mode), and the routing hooks
+    (:mod:`gspo_lab.routing`: recording, Routing Replay, R3) are traced into them, one graph per hook mode; their
+    recorded ids are those of the eager forward (tests/test_train.py). Where inductor finds no C++ compiler it
+    returns :func:`_logits` itself (eager, the reference path) and says so in one line."""
+    return compile_or_eager(_logits, "compile_update", dynamic=True)
 
 
 def response_logprobs(

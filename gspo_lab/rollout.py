@@ -19,14 +19,15 @@ not. Shapes: B = n_prompts · G rows, each prompt's G copies contiguous (the adv
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
-from transformers import DynamicCache
+from transformers import DynamicCache, StaticCache
 
-from gspo_lab.policy import position_ids, response_logprobs
+from gspo_lab.policy import compile_or_eager, position_ids, response_logprobs
 from gspo_lab.routing import record_routing as record_pass
 from gspo_lab.routing import replay_routing
 from gspo_lab.tasks import Problem
@@ -104,6 +105,19 @@ def _cache_kwarg(model: torch.nn.Module) -> str:
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
+def _last_logits(model: torch.nn.Module, cache: dict, **inputs) -> Tensor:
+    """(B, V): the logits at the last column of one sampler pass through the KV cache ``cache`` (its keyword)."""
+    return model(**inputs, use_cache=True, **cache).logits[:, -1]
+
+
+@functools.cache
+def _compiled_decode():
+    """:func:`_last_logits` under ``torch.compile``, built once per process, for the decode steps on a static cache:
+    every step has the same shapes (one token per row, the cache's full width), so one graph serves them all and
+    every later rollout of the same shape (sampler precision and routing record are guarded; each adds a graph)."""
+    return compile_or_eager(_last_logits, "compile_sampler")
+
+
 @torch.no_grad()
 def sample_responses(
     model: torch.nn.Module,
@@ -120,6 +134,7 @@ def sample_responses(
     top_k: int = 0,
     top_p: float = 1.0,
     record_routing: bool = False,
+    compiled: bool = False,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor | None, Tensor | None]:
     """Ancestral sampling with a KV cache. Returns response_ids (B, T), response_mask (B, T), sampler_logp (B, T),
     the kept tokens (B, T, V) (None unless top-k or top-p is on: :func:`kept_tokens`; the draw and ``sampler_logp``
@@ -131,6 +146,12 @@ def sample_responses(
     passes under CPU autocast, like a lower-precision inference engine. ``greedy=True`` takes the argmax instead of
     a draw (the first maximum wins a tie; the generator is neither needed nor touched); ``sampler_logp`` is still
     that of softmax(logits / temperature). Stops when every row has emitted <eos>.
+
+    ``compiled=True`` (TrainConfig's ``compile_sampler``) keeps the KV cache in a ``StaticCache`` of P +
+    ``max_new_tokens`` columns (the attention mask as wide, its later columns filled in as tokens are drawn) and runs
+    the decode steps under ``torch.compile`` (:func:`_compiled_decode`; the prompt's pass stays eager): the same
+    draws, with log-probs within float rounding of the eager sampler's (tests/test_rollout.py). Without a C++
+    compiler the static cache runs eager.
     """
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
@@ -141,24 +162,30 @@ def sample_responses(
     B = prompt_ids.shape[0]
     attn = prompt_mask.long()
     pos = position_ids(attn)
-    cache_kw = {_cache_kwarg(model): DynamicCache(config=model.config)}
+    P = prompt_ids.shape[1]
+    if compiled:  # every column the cache will hold, masked until its token is drawn
+        cache_kw = {_cache_kwarg(model): StaticCache(config=model.config, max_cache_len=P + max_new_tokens)}
+        attn = torch.cat([attn, attn.new_zeros(B, max_new_tokens)], 1)
+    else:
+        cache_kw = {_cache_kwarg(model): DynamicCache(config=model.config)}
+    step = _compiled_decode() if compiled else _last_logits
     autocast = torch.autocast("cpu", dtype=autocast_dtype) if autocast_dtype else contextlib.nullcontext()
     tokens, logps, valid, kept, routed = [], [], [], [], []
     done = torch.zeros(B, dtype=torch.bool)
 
-    def forward(**kw):
+    def forward(run, **kw):
         if not record_routing:
-            return model(**kw, use_cache=True, **cache_kw)
+            return run(model, cache_kw, **kw)
         with record_pass(model) as rec:  # one pass each: the prompt, then one token per step
-            out = model(**kw, use_cache=True, **cache_kw)
+            logits = run(model, cache_kw, **kw)
         routed.append(rec.indices)
-        return out
+        return logits
 
     with autocast:
-        out = forward(input_ids=prompt_ids, attention_mask=attn, position_ids=pos)
+        logits = forward(_last_logits, input_ids=prompt_ids, attention_mask=attn, position_ids=pos)
         next_pos = pos[:, -1:] + 1
-        for _ in range(max_new_tokens):
-            logp_all = torch.log_softmax(out.logits[:, -1].float() / temperature, -1)
+        for i in range(max_new_tokens):
+            logp_all = torch.log_softmax(logits.float() / temperature, -1)
             keep = kept_tokens(logp_all, top_k, top_p)
             if keep is not None:  # the engine's renormalised distribution over the tokens it kept
                 logp_all = renormalised(logp_all, keep)
@@ -174,14 +201,17 @@ def sample_responses(
             done = done | (tok == eos_id)
             if bool(done.all()):
                 break
-            attn = torch.cat([attn, valid[-1].long()[:, None]], 1)  # a padded step is invisible to later ones
-            out = forward(input_ids=tok[:, None], attention_mask=attn, position_ids=next_pos)
+            if compiled:  # a padded step is invisible to later ones
+                attn[:, P + i] = valid[-1].long()
+            else:
+                attn = torch.cat([attn, valid[-1].long()[:, None]], 1)
+            logits = forward(step, input_ids=tok[:, None], attention_mask=attn, position_ids=next_pos)
             next_pos = next_pos + 1
     mask = torch.stack(valid, 1)
     sampler_logp = torch.stack(logps, 1).masked_fill(~mask, 0.0)
     sampler_routing = None
     if record_routing:  # P + T columns; a last token never fed back (the loop ended on <eos>) gets ids 0..k−1
-        columns = prompt_ids.shape[1] + len(tokens)
+        columns = P + len(tokens)
         last = torch.arange(routed[0].shape[-1]).expand(B, routed[0].shape[1], 1, -1)
         sampler_routing = torch.cat([*routed, last], dim=2)[:, :, :columns]
     return torch.stack(tokens, 1), mask, sampler_logp, (torch.stack(kept, 1) if kept else None), sampler_routing
@@ -220,9 +250,11 @@ def rollout(
     top_k: int = 0,
     top_p: float = 1.0,
     record_routing: bool = False,
+    compiled: bool = False,
 ) -> Rollout:
-    """Sample ``group_size`` responses for each problem (argmax with ``greedy``; top-k / top-p: :func:`kept_tokens`);
-    recompute π_old's log-probs by a full forward (over the whole vocabulary) unless ``recompute_old_logp=False``."""
+    """Sample ``group_size`` responses for each problem (argmax with ``greedy``; top-k / top-p: :func:`kept_tokens`;
+    ``compiled``: the decode compiled on a static cache, :func:`sample_responses`); recompute π_old's log-probs by a
+    full forward (over the whole vocabulary) unless ``recompute_old_logp=False``."""
     if group_size < 1:
         raise ValueError(f"group_size must be >= 1, got {group_size}")
     repeated = [p for p in problems for _ in range(group_size)]
@@ -244,6 +276,7 @@ def rollout(
             top_k=top_k,
             top_p=top_p,
             record_routing=record_routing,
+            compiled=compiled,
         )
         old_logp = None
         if recompute_old_logp:

@@ -159,6 +159,10 @@ def init_state(cfg: TrainConfig, model=None, tokenizer=None) -> TrainState:
     sched = lr_scheduler(
         opt, warmup_steps=cfg.warmup_steps, schedule=cfg.lr_schedule, horizon_steps=cfg.lr_horizon_steps
     )
+    if (cfg.compile_update or cfg.compile_sampler) and getattr(model.config, "num_experts", 0) > 0:
+        from gspo_lab.routing import enable_routing_control  # the hooks before the first compiled pass, so that no
+
+        enable_routing_control(model)  # graph is traced without them and again with them (tests/test_train.py)
     gens = [torch.Generator().manual_seed(cfg.seed * 3 + i) for i in range(3)]
     eval_gen = torch.Generator().manual_seed(EVAL_SEED_OFFSET + cfg.seed)
     return TrainState(cfg, model, tokenizer, get_task(cfg.task), opt, sched, *gens, eval_gen, ref_model)
@@ -197,6 +201,7 @@ def sample(state: TrainState) -> Sampled:
         top_k=cfg.top_k,
         top_p=cfg.top_p,
         record_routing=cfg.sampler_routing_replay,
+        compiled=cfg.compile_sampler,
     )
     score = task.reward if cfg.reward == "exact" else task.partial_reward
     rewards = torch.tensor([score(p, c) for p, c in zip(data.problems, data.completions, strict=True)])

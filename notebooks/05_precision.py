@@ -411,7 +411,8 @@ claims += [
     claim("replay_restores_ratio_one", f"{head}, top-{top_k} with sampling replay: largest |log w| at k = 0",
           float(replayed.delta.abs().max()), "<=", 1e-4),
     claim("batch_composition_small", f"{head}, bf16: responses outside GSPO's band from micro-batch composition alone "
-          "(1 vs 8 rows)", composition_stats["bf16"]["seq_outside_gspo"], "<=", 0.05),
+          "(1 vs 8 rows) ÷ those outside it from the bf16 sampler",
+          composition_stats["bf16"]["seq_outside_gspo"] / bf16["seq_outside_gspo"], "<=", 0.25),
     claim("stale_spread_grows", f"GRPO, behaviour π_old: log-ratio spread at lag {lags[-1]} ÷ at lag 0",
           stale["grpo/behaviour"][spread] / sync["grpo/behaviour"][spread], ">=", 2.0),
     claim("gspo_clips_stale_tokens", f"GSPO, behaviour π_old: clipped tokens at lag {lags[-1]} − at lag 0",
@@ -454,7 +455,9 @@ takeaway([
     f"Batch composition on this CPU: scoring in micro-batches of 1 and of 8 rows moves "
     f"{fmt(composition_stats['bf16']['seq_outside_gspo'])} of the responses outside GSPO's band in bf16 "
     f"({fmt(composition_stats['fp32']['seq_outside_gspo'])} in fp32), where the bf16 sampler moves "
-    f"{fmt(bf16['seq_outside_gspo'])}: the GPU reports of a gap as large as the sampler's are not reproduced here.",
+    f"{fmt(bf16['seq_outside_gspo'])}: the GPU reports of a gap as large as the sampler's are not reproduced here. "
+    "The CPU's kernels decide the first number (a CPU with bf16 matrix units moved 0.094 of a 64-response batch, one "
+    "without them none), so the claim compares it with the sampler's on the same machine.",
     f"Sequence masks read by length, a sampler {mid} updates behind: reading {min(mask_lengths)} tokens of a response "
     f"instead of {max(mask_lengths)}, the product mask [1/3, 3] drops {fmt(rate[(product_two, min(mask_lengths))])} "
     f"of the responses instead of {fmt(rate[(product_two, max(mask_lengths))])}, the geometric mask with the same "

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark: set up .venv (see scripts/env.sh) with the bench extra (TRL, the peer), then
-#   1. one RL step in four columns, in one run, round-robin lockstep: the kit at its new default (the fast paths,
-#      with_paths(cfg, "fast"), what `gspo-lab train` runs), the kit at its reference paths (TrainConfig's
-#      defaults, what every stored cell ran), TRL's GRPOTrainer at its default and with its own torch_compile=True;
+#   1. one RL step in five columns, in one run, round-robin lockstep: the kit at its new default (the fast paths,
+#      with_paths(cfg, "fast"), what `gspo-lab train` runs), at its compiled paths (with_paths(cfg, "compiled"), warm),
+#      at its reference paths (TrainConfig's defaults, what every stored cell ran), TRL's GRPOTrainer at its default and with its own torch_compile=True;
 #      medians, the ratios side by side, and the targets (bench/bench_step.py; its arguments are this script's,
 #      e.g. --quick);
 #   2. cells per hour on the two cells issue 25 names (f2r_collapse_moe's first cell, an MoE GRPO run, and
@@ -16,6 +16,9 @@
 #      b. a new spec's cell: the same two cells with old_logp=sampler on both sides (--both), the new side on the fast
 #         paths compiled as a fast spec's sweep worker runs them (old_forward=false, compile_update=true too), warm
 #         (--warm: the compile paid before the timing);
+#      c. f2r_collapse_moe's first cell as stored (π_old recomputed), the new side on the compiled paths (issue 52: the
+#         trainer's forwards, π_old's included, and the sampler's decode compiled), warm, as a compiled spec's sweep
+#         worker runs it;
 #   4. where an update's time goes by kind of work (matmul, attention, optimizer, the rest), the ceiling that puts on
 #      the FLOP/s target, and torch.compile's warm ratio on the same update (bench/roofline.py --compile; skip with
 #      BENCH_ROOFLINE=0).
@@ -37,6 +40,7 @@ if [ "${BENCH_CELLS:-1}" != "0" ]; then
   new_spec=(--ref tree --both old_logp=sampler --paths fast --compile --warm "${n[@]}")
   python bench/bench_cell.py --spec f2r_collapse_moe --cell 0 "${new_spec[@]}"
   python bench/bench_cell.py --spec f10_direction_norm --cell 10 "${new_spec[@]}"
+  python bench/bench_cell.py --spec f2r_collapse_moe --cell 0 --ref tree --paths compiled --warm "${n[@]}"
 fi
 if [ "${BENCH_ROOFLINE:-1}" != "0" ]; then
   r=()

@@ -63,7 +63,7 @@ def test_bench_cell_puts_the_new_side_on_the_fast_paths(tmp_path):
     assert proc.returncode == 0, proc.stderr[-4000:]
     fig = json.loads(out.read_text())
     ref = {"old_logp": "sampler", "group_stats": True, "fused_adam": False, "old_forward": True,
-           "compile_update": False}  # fmt: skip
+           "compile_update": False, "compile_sampler": False}  # fmt: skip
     assert fig["fields"] == {"old": ref, "new": {**ref, "group_stats": False, "old_forward": False}}
     assert fig["paths"] == "fast" and fig["both"] == {"old_logp": "sampler"} and fig["identical"] is False
     assert "  old side (this tree): old_logp=sampler, group_stats=True" in proc.stdout

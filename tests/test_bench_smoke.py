@@ -1,12 +1,12 @@
 """bench/bench_step.py runs end to end on the small preset and compares like with like; no timing assertions.
 
-One quick run (2 warm-up steps for the compiled column, 1 for the others, then 1 timed round; ``sweep`` preset,
-~70 s on 2 busy cores): the script prints its four columns (the kit at its fast and its reference paths, TRL's
+One quick run (2 warm-up steps for the compiled columns, 1 for the others, then 1 timed round; ``sweep`` preset,
+~90 s on 2 busy cores): the script prints its five columns (the kit at its fast, compiled and reference paths, TRL's
 GRPOTrainer at its default and with ``torch_compile=True``) and their ratios, writes every figure to JSON, and every
 column did the same work (same rows, prompt and response columns, sampled-token counts; π_old's log-probs recomputed
-in each, which the script itself checks every step). The compiled column runs TRL's torch_compile with the
-``aot_eager`` backend here: the same tracing and autograd graphs as inductor without its code generation (~70 s on
-this preset), which ``bash scripts/bench.sh`` runs.
+in each, which the script itself checks every step). The compiled columns run with the ``aot_eager`` backend here
+(TRL's torch_compile and the kit's compiled paths alike): the same tracing and autograd graphs as inductor without
+its code generation, which ``bash scripts/bench.sh`` runs.
 
 The driver's bookkeeping is checked without processes: a compiled column that dies is reported in its column while
 the others finish, a column that skips π_old ends the run, and a graph compiled inside a timed step makes a column
@@ -30,7 +30,7 @@ import torch.utils.flop_counter as fc
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "bench_step.py"
-COLUMNS = ("kit_fast", "kit_ref", "trl", "trl_compile")
+COLUMNS = ("kit_fast", "kit_compiled", "kit_ref", "trl", "trl_compile")
 PARTS = ("total", "gen", "old_logp", "collect", "update")
 
 pytest.importorskip("trl")
@@ -65,12 +65,14 @@ def test_bench_quick_run_writes_every_figure(bench):
     settings = {c: v["settings"] for c, v in config["columns"].items()}
     # the kit at gspo-lab train's default (π_old recomputed here, so its forward stays) and at TrainConfig's defaults
     assert settings["kit_fast"] == {"group_stats": False, "fused_adam": True, "old_forward": True,
-                                    "compile_update": False}  # fmt: skip
+                                    "compile_update": False, "compile_sampler": False}  # fmt: skip
+    assert settings["kit_compiled"] == {"group_stats": False, "fused_adam": True, "old_forward": True,
+                                        "compile_update": True, "compile_sampler": True}  # fmt: skip
     assert settings["kit_ref"] == {"group_stats": True, "fused_adam": False, "old_forward": True,
-                                   "compile_update": False}  # fmt: skip
+                                   "compile_update": False, "compile_sampler": False}  # fmt: skip
     assert settings["trl"]["torch_compile"] is False and settings["trl_compile"]["torch_compile"] is True
-    assert {c: v["warmup"] for c, v in config["columns"].items()} == {"kit_fast": 1, "kit_ref": 1, "trl": 1,
-                                                                      "trl_compile": 2}  # fmt: skip
+    assert {c: v["warmup"] for c, v in config["columns"].items()} == {"kit_fast": 1, "kit_compiled": 2, "kit_ref": 1,
+                                                                      "trl": 1, "trl_compile": 2}  # fmt: skip
 
     step = res["step"]
     # the same work: 16 prompts × G = 8 rows, 24 prompt + 24 response columns, every response 24 tokens
@@ -81,13 +83,20 @@ def test_bench_quick_run_writes_every_figure(bench):
         for part in PARTS:
             assert len(step[c][part]) == 1 and _finite_positive(step[c]["median"][part]), (c, part)
         assert _finite_positive(step["update_gflops"][c])
-    assert set(step["ratio"]) == {"kit_fast/trl", "kit_ref/trl", "trl_compile/trl", "kit_fast/kit_ref"}
+    assert set(step["ratio"]) == {"kit_fast/trl", "kit_compiled/trl", "kit_ref/trl", "trl_compile/trl",
+                                  "kit_fast/kit_ref", "kit_fast/trl_compile", "kit_compiled/trl_compile"}  # fmt: skip
+    best, best_of = step["fastest_kit"], ("kit_fast", "kit_compiled")  # against TRL compile: issue 52's target
+    assert best["column"] in best_of
+    assert best["ratio_to_peer"] == min(step["ratio"][f"{c}/trl_compile"]["total"] for c in best_of)
+    assert len(step["load"]) == 2 and all(x >= 0 for x in step["load"])
     assert all(_finite_positive(v) for r in step["ratio"].values() for v in r.values())
     # TRL's torch_compile really compiled its loss forward (not π_old's), all of it in its warm-up steps
     comp = step["compile"]
     assert comp["trl_compile"]["graphs_in_warmup"] > 0 and comp["trl_compile"]["graphs_in_timed"] == 0
     assert comp["trl_compile"]["compiled_forwards"] == ["fwd_grad"] and comp["trl_compile"]["warmup_steps"] == 2
     assert all(comp[c]["graphs_in_warmup"] == comp[c]["graphs_in_timed"] == 0 for c in ("kit_fast", "kit_ref", "trl"))
+    # the kit compiled its forwards and its decode step in its warm-up steps, nothing in the timed ones
+    assert comp["kit_compiled"]["graphs_in_warmup"] >= 3 and comp["kit_compiled"]["graphs_in_timed"] == 0
 
     assert all(_finite_positive(res["rss_mib"][k]) for k in (*COLUMNS, "micro"))
     flops = res["flops"]
@@ -97,7 +106,8 @@ def test_bench_quick_run_writes_every_figure(bench):
     roll = res["rollout"]
     assert roll["new_tokens"] == {"ours": 128 * 24, "generate": 128 * 24}
     assert _finite_positive(roll["ours_vs_generate"])
-    assert set(res["targets"]) == {"step_ratio_le_0.5", "update_flops_ge_half_matmul", "ours_rss_lt_1GiB"}
+    assert set(res["targets"]) == {"step_ratio_le_0.5", "fastest_kit_le_0.95_trl_compile",
+                                   "update_flops_ge_half_matmul", "ours_rss_lt_1GiB"}  # fmt: skip
 
 
 # --- the lockstep driver's bookkeeping, without processes ----------------------------------------------------------
@@ -132,13 +142,13 @@ def test_lockstep_reports_a_failed_compiled_column_and_runs_the_rest(driver):
     bench_step, _ = driver
     log: list = []
     workers = {c: FakeWorker(c, log, die_at=2 if c == "trl_compile" else None) for c in COLUMNS}
-    warmup = {"kit_fast": 1, "kit_ref": 1, "trl": 1, "trl_compile": 3}
+    warmup = {"kit_fast": 1, "kit_compiled": 1, "kit_ref": 1, "trl": 1, "trl_compile": 3}
     steps, warm, failed = bench_step.lockstep(workers, warmup, repeats=2)
     assert failed == {"trl_compile": "RuntimeError: inductor failed"}
-    # its 2 extra warm-up steps alone first, then round r starts at column r mod 4; the dead column is skipped
-    assert log[:6] == ["trl_compile", "trl_compile", "kit_fast", "kit_ref", "trl", "trl_compile"]
-    assert log[6:] == ["kit_ref", "trl", "kit_fast", "trl", "kit_fast", "kit_ref"]
-    assert all(len(steps[c]) == 2 and len(warm[c]) == 1 for c in ("kit_fast", "kit_ref", "trl"))
+    # its 2 extra warm-up steps alone first, then round r starts at column r mod 5; the dead column is skipped
+    assert log[:7] == ["trl_compile", "trl_compile", "kit_fast", "kit_compiled", "kit_ref", "trl", "trl_compile"]
+    assert log[7:] == ["kit_compiled", "kit_ref", "trl", "kit_fast", "kit_ref", "trl", "kit_fast", "kit_compiled"]
+    assert all(len(steps[c]) == 2 and len(warm[c]) == 1 for c in ("kit_fast", "kit_compiled", "kit_ref", "trl"))
     assert steps["trl_compile"] == [] and len(warm["trl_compile"]) == 2
 
     workers = {c: FakeWorker(c, [], die_at=0 if c == "trl" else None) for c in COLUMNS}
@@ -163,6 +173,13 @@ def test_a_graph_compiled_in_a_timed_step_makes_the_column_not_comparable(driver
     assert step_report.column_status(step, "trl_compile") == "not comparable: compiled graphs in 1 of 2 timed steps"
     assert step_report.column_status(step, "trl") == "comparable"
     assert step["ratio"]["kit_fast/kit_ref"]["total"] == pytest.approx(1.0)
+    step["status"] = {c: step_report.column_status(step, c) for c in COLUMNS}
+    assert step_report.fastest_kit(step) == (None, None)  # no comparable TRL compile: no pair to report
+    step["status"]["trl_compile"] = "comparable"
+    step["ratio"]["kit_compiled/trl_compile"]["total"] = 0.9
+    assert step_report.fastest_kit(step) == ("kit_compiled", 0.9)
+    step["status"]["kit_compiled"] = "not comparable: compiled graphs in 1 of 2 timed steps"
+    assert step_report.fastest_kit(step) == ("kit_fast", step["ratio"]["kit_fast/trl_compile"]["total"])
 
 
 # --- the FLOP figure against an independent count ---------------------------------------------------------------

@@ -35,7 +35,7 @@ SPECS = sorted((data_dir() / "specs").glob("*.toml"))
 
 def _fast(cfg: TrainConfig, **kw) -> tuple:
     out = with_paths(cfg, "fast", **kw)
-    return tuple(getattr(out, f) for f in FAST_FIELDS)  # group_stats, fused_adam, old_forward, compile_update
+    return tuple(getattr(out, f) for f in FAST_FIELDS[:4])  # group_stats, fused_adam, old_forward, compile_update
 
 
 def test_each_fast_path_only_where_it_applies():
@@ -50,9 +50,28 @@ def test_each_fast_path_only_where_it_applies():
     assert _fast(replace(cfg, optimizer="sgd")) == (False, False, True, False)
     assert _fast(sampler, compile=True, keep={"group_stats", "old_forward"}) == (True, True, True, False)
     assert with_paths(sampler, "fast").old_logp == "sampler" and with_paths(cfg, "fast").old_logp == "recompute"
-    assert fast_fields(cfg) == {"group_stats": False, "fused_adam": True, "old_forward": True, "compile_update": False}
+    assert fast_fields(cfg) == {"group_stats": False, "fused_adam": True, "old_forward": True, "compile_update": False,
+                                "compile_sampler": False}  # fmt: skip
+    assert not with_paths(sampler, "fast", compile=True).compile_sampler  # fast never compiles the sampler
     with pytest.raises(ValueError, match="paths must be one of"):
         with_paths(cfg, "quick")
+
+
+def test_the_compiled_paths_compile_everywhere_and_keep_the_fast_ones():
+    """``compiled`` (issue 52): the fast paths, and both compiled levers in every configuration, π_old recomputed
+    included; a field the user set is kept. ``fast`` with ``compile=True`` still compiles only where π_old's forward is
+    skipped (the specs written before issue 52 ran so; their keys hold it)."""
+    cfg = TrainConfig(objective="grpo")
+    got = with_paths(cfg, "compiled")
+    assert tuple(getattr(got, f) for f in FAST_FIELDS) == (False, True, True, True, True)
+    assert with_paths(replace(cfg, routing_replay=True), "compiled").compile_update  # the hooks are traced (R2)
+    r3 = replace(cfg, old_logp="sampler_bf16", sampler_routing_replay=True)
+    assert with_paths(r3, "compiled").compile_update and with_paths(r3, "compiled").old_forward
+    sampler = with_paths(replace(cfg, old_logp="sampler"), "compiled")
+    assert (sampler.old_forward, sampler.compile_update, sampler.compile_sampler) == (False, True, True)
+    kept = with_paths(cfg, "compiled", keep={"compile_sampler"})
+    assert kept.compile_update and not kept.compile_sampler
+    assert with_paths(cfg, "fast", compile=True).compile_update is False
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: p.stem)
@@ -66,7 +85,9 @@ def test_every_stored_cell_keeps_its_key(path: Path):
     if spec.name in BEFORE_PATHS:
         assert spec.paths == "reference"
     else:
-        assert "paths" in path.read_text(), f'spec {spec.name} must name its paths (paths = "fast" | "reference")'
+        assert "paths" in path.read_text(), (
+            f'spec {spec.name} must name its paths (paths = "fast" | "compiled" | "reference")'
+        )
 
 
 def test_a_fast_spec_turns_the_paths_on_and_keeps_what_it_names(tmp_path):
@@ -91,8 +112,13 @@ rollouts = 3
     assert (gspo.group_stats, gspo.old_forward, gspo.compile_update) == (False, False, True)
     reference = load_spec(_write(tmp_path, text.replace('paths = "fast"', "")))
     assert [tuple(getattr(c.cfg, f) for f in FAST_FIELDS) for c in cells(reference)] == [
-        (True, False, True, False),
-        (False, False, True, False),  # the grid's own value; nothing else moves
+        (True, False, True, False, False),
+        (False, False, True, False, False),  # the grid's own value; nothing else moves
+    ]
+    compiled = cells(load_spec(_write(tmp_path, text.replace('paths = "fast"', 'paths = "compiled"'))))
+    assert [(c.cfg.group_stats, c.cfg.compile_update, c.cfg.compile_sampler) for c in compiled] == [
+        (True, True, True),
+        (False, True, True),
     ]
     with pytest.raises(ValueError, match="paths must be one of"):
         load_spec(_write(tmp_path, text.replace('paths = "fast"', 'paths = "quick"')))
@@ -107,11 +133,13 @@ def _write(tmp_path: Path, text: str) -> Path:
 @pytest.mark.parametrize(
     "argv, want",
     [
-        ([], (False, True, True, False)),
-        (["--paths", "reference"], (True, False, True, False)),
-        (["--old-logp", "sampler"], (False, True, False, False)),  # no compile on a one-off run
-        (["--old-logp", "sampler", "--group-stats"], (True, True, False, False)),  # a given flag wins
-        (["--paths", "reference", "--fused-adam"], (True, True, True, False)),
+        ([], (False, True, True, False, False)),
+        (["--paths", "reference"], (True, False, True, False, False)),
+        (["--old-logp", "sampler"], (False, True, False, False, False)),  # no compile on a one-off run
+        (["--old-logp", "sampler", "--group-stats"], (True, True, False, False, False)),  # a given flag wins
+        (["--paths", "reference", "--fused-adam"], (True, True, True, False, False)),
+        (["--paths", "compiled"], (False, True, True, True, True)),  # a long run
+        (["--paths", "compiled", "--no-compile-sampler"], (False, True, True, True, False)),
     ],
 )
 def test_gspo_lab_train_runs_fast_by_default(argv, want):

@@ -134,8 +134,9 @@ def test_the_library_stays_small():
     issue 49's design space, gspo_lab/design.py and its panel (about 500 lines), and issue 50's top-k / top-p sampler
     with sampling replay, the batch-composition measurement and the geometric corrections with the stale-sampler
     drift and the mask rate per length read (about 250), and issue 51's KL weight with its plot (about 50) and R3,
-    the sampler's routing recorded and replayed (about 70): 11.9k)."""
-    assert sum(len(p.read_text().splitlines()) for p in PKG.rglob("*.py")) <= 11_900
+    the sampler's routing recorded and replayed (about 70): 11.9k; and issue 52's compiled paths, the trainer's forwards
+    compiled in every configuration and the sampler's decode on a static cache (about 75): 12k)."""
+    assert sum(len(p.read_text().splitlines()) for p in PKG.rglob("*.py")) <= 12_000
 
 
 def test_docs_and_help_cite_only_files_inside_the_repository():

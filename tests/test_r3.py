@@ -47,8 +47,7 @@ def test_the_loop_with_r3_on_an_fp32_sampler_takes_the_same_first_update():
 def test_bad_r3_settings_get_a_clear_error():
     with pytest.raises(ValueError, match="needs routing_replay=False"):
         TrainConfig(sampler_routing_replay=True, routing_replay=True)
-    with pytest.raises(ValueError, match="compile_update=False"):
-        TrainConfig(sampler_routing_replay=True, compile_update=True, old_forward=False, old_logp="sampler")
+    assert TrainConfig(sampler_routing_replay=True, compile_update=True).compile_update  # R3 traced (test_train.py)
     with pytest.raises(ValueError, match="routing_mismatch needs an MoE checkpoint"):
         routing_mismatch(TrainConfig(checkpoint="dense-sort", length=12, prompts_per_rollout=2, group_size=2), "bf16")
     with pytest.raises(ValueError, match="precision must be one of"):

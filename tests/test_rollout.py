@@ -90,3 +90,28 @@ def test_bad_arguments(setup):
         rollout(setup[0], setup[1], setup[2], 2, max_new_tokens=0, generator=torch.Generator())
     with pytest.raises(ValueError, match="group_size must be >= 1"):
         rollout(setup[0], setup[1], setup[2], 0, max_new_tokens=4, generator=torch.Generator())
+
+
+@pytest.mark.slow
+def test_compiled_sampler_draws_the_eager_samplers_tokens(setup):
+    """compile_sampler (issue 52): the decode compiled on a static KV cache draws the same tokens as the eager sampler
+    for the same seed, rows that stop early included, with log-probs within float rounding; under top-k (the same
+    kept sets), with the sampler's routing recorded (R3: the same experts) and under bf16 autocast (the same draws;
+    its log-probs within bf16's rounding of the eager bf16 sampler's). Another rollout of a configuration seen
+    compiles nothing."""
+    from torch._dynamo.utils import counters
+
+    for kw, tol in (({}, 1e-5), ({"top_k": 5}, 1e-5), ({"record_routing": True}, 1e-5),
+                    ({"sampler_autocast_dtype": torch.bfloat16}, 5e-2)):  # fmt: skip
+        for seed in (1, 2):
+            eager, compiled = _roll(setup, seed, **kw), _roll(setup, seed, compiled=True, **kw)
+            assert torch.equal(compiled.response_ids, eager.response_ids), (kw, seed)
+            assert torch.equal(compiled.response_mask, eager.response_mask)
+            assert (compiled.sampler_logp - eager.sampler_logp).abs().max() < tol, kw
+            assert not bool((~eager.response_mask).all(1).any()) and bool((~eager.response_mask).any())  # early stops
+            for name in ("sampler_keep", "sampler_routing"):
+                a, b = getattr(eager, name), getattr(compiled, name)
+                assert (a is None and b is None) or torch.equal(a, b), name
+    graphs = dict(counters["stats"])
+    _roll(setup, 3, compiled=True, sampler_autocast_dtype=torch.bfloat16)  # the last configuration, another seed
+    assert graphs["unique_graphs"] > 0 and dict(counters["stats"]) == graphs

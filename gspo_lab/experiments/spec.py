@@ -12,8 +12,9 @@ A cell with ``branch_at`` > 0 is a branch: its trunk is the same cell with the b
 may change (:meth:`~gspo_lab.config.TrainConfig.with_trunk`). A zipped grid key may name ``seed``: such a point runs
 on that seed alone (when the seed set read holds it), e.g. a branch point chosen per seed. A spec with ``probe =
 "<name>"`` runs a measurement of :mod:`gspo_lab.experiments.probes` instead of training; its ``[base]``/``[grid]`` may
-also set the probe's own arguments. ``paths = "fast" | "reference"`` (gspo_lab/fast_paths.py; a new spec must set it,
-one without it reads as reference) names the loop's paths; a fast path's field the spec names is kept.
+also set the probe's own arguments. ``paths = "fast" | "compiled" | "reference"`` (gspo_lab/fast_paths.py; a new
+spec must set it, one without it reads as reference) names the loop's paths; a fast path's field the spec names is
+kept.
 
 A cell's key hashes its full config, :data:`CODE_VERSION` and any probe's arguments: its stored result's address.
 """
@@ -52,7 +53,7 @@ KEY_IF_NOT_DEFAULT = {
     "sampler_precision": "fp32", "sampler_correction": None, "sampler_clip_min": None, "sampler_clip_max": 3.0,
     "opsm_threshold": None, "spike": None, "optimizer": "adamw", "branch_at": 0, "trunk": "", "old_forward": True,
     "group_stats": True, "fused_adam": False, "compile_update": False, "rollout_lag": 0, "top_k": 0, "top_p": 1.0,
-    "sampling_replay": False, "kl_bias_correction": False, "sampler_routing_replay": False,
+    "sampling_replay": False, "kl_bias_correction": False, "sampler_routing_replay": False, "compile_sampler": False,
 }  # fmt: skip
 
 
