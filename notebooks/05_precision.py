@@ -456,8 +456,8 @@ takeaway([
     f"{fmt(composition_stats['bf16']['seq_outside_gspo'])} of the responses outside GSPO's band in bf16 "
     f"({fmt(composition_stats['fp32']['seq_outside_gspo'])} in fp32), where the bf16 sampler moves "
     f"{fmt(bf16['seq_outside_gspo'])}: the GPU reports of a gap as large as the sampler's are not reproduced here. "
-    "The CPU's kernels decide the first number (a CPU with bf16 matrix units moved 0.094 of a 64-response batch, one "
-    "without them none), so the claim compares it with the sampler's on the same machine.",
+    "The CPU's bf16 kernels decide the first number (it is not the same on CPUs with and without bf16 matrix "
+    "units), so the claim compares it with the sampler's share on the same machine.",
     f"Sequence masks read by length, a sampler {mid} updates behind: reading {min(mask_lengths)} tokens of a response "
     f"instead of {max(mask_lengths)}, the product mask [1/3, 3] drops {fmt(rate[(product_two, min(mask_lengths))])} "
     f"of the responses instead of {fmt(rate[(product_two, max(mask_lengths))])}, the geometric mask with the same "
